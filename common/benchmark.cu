@@ -1,0 +1,185 @@
+#include "benchmark.h"
+
+#include <cub/device/device_reduce.cuh>
+
+#include <cstring>
+
+#include "stats.h"
+
+namespace {
+
+// Before each run the result is overwritten with bytes 0x7F, a value no sum of these
+// inputs can take, so a kernel that writes nothing cannot pass the check.
+constexpr int kPoisonByte = 0x7F;
+
+std::string label_of(const Record& r) {
+    return r.stage + " " + r.kernel + (r.variant.empty() ? "" : " [" + r.variant + "]") + " " + r.type +
+           " n=" + count_text(r.n);
+}
+
+template <typename T>
+Record new_record(std::string stage, std::string kernel, std::string variant, const DeviceInput<T>& input,
+                  std::size_t bytes, int block, const BenchContext& context) {
+    Record r;
+    r.stage = std::move(stage);
+    r.kernel = std::move(kernel);
+    r.variant = std::move(variant);
+    r.type = std::string(type_name(value_type_of<T>()));
+    r.n = input.n;
+    r.bytes = bytes;
+    r.block = block;
+    r.device = context.device.name;
+    r.peak_gbps = context.device.peak.gbps;
+    return r;
+}
+
+void finish_record(Record& r, const TimedRuns& runs) {
+    const TimingStats stats = summarize(runs.ms);
+    r.runs = stats.runs;
+    r.median_ms = stats.median;
+    r.min_ms = stats.min;
+    r.max_ms = stats.max;
+    // GB/s = bytes moved / median time. A reduction reads each input once and writes one
+    // value, so bytes = n x sizeof(T); the copy reads and writes, so 2 n x sizeof(T).
+    r.gbps = stats.median > 0 ? r.bytes / (stats.median * 1e-3) / 1e9 : 0;
+    if (r.peak_gbps) r.pct_peak = 100.0 * r.gbps / *r.peak_gbps;
+    r.checked_runs = runs.checked;
+    r.failed_runs = runs.failed;
+    r.verified = runs.failed == 0;
+    r.check = runs.failed == 0 ? "exact" : runs.first_failure;
+}
+
+template <typename T>
+SumCheck read_and_check(const T* device_result, long long exact, cudaStream_t stream) {
+    T got{};
+    CUDA_CHECK(cudaMemcpyAsync(&got, device_result, sizeof(T), cudaMemcpyDeviceToHost, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    return check_sum(got, exact);
+}
+
+std::string variant_of(const Stage& stage, const RunConfig& config) {
+    if (stage.takes_vec_and_finish) {
+        return "vec=" + std::to_string(config.vec) + " finish=" + std::string(finish_name(config.finish));
+    }
+    if (stage.takes_last_warp && config.last_warp != LastWarp::SyncWarp) {
+        return "last-warp=" + std::string(last_warp_name(config.last_warp));
+    }
+    return "";
+}
+
+}  // namespace
+
+RunConfig run_config(const Options& options) {
+    return RunConfig{options.block, effective_vec(options), effective_finish(options), options.last_warp};
+}
+
+template <typename T>
+DeviceInput<T> upload_input(std::size_t n, std::uint64_t seed) {
+    const HostInput<T> host = make_input<T>(n, seed);
+    DeviceInput<T> input{n, DeviceBuffer<T>(n), host.exact_sum};
+    if (n) CUDA_CHECK(cudaMemcpy(input.values.get(), host.values.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    // A copy from pageable memory may return before its DMA lands, and the timed kernels
+    // run on a non-blocking stream that would not wait for it.
+    CUDA_CHECK(cudaDeviceSynchronize());
+    return input;
+}
+
+template <typename T>
+Record bench_stage(const Stage& stage, const RunConfig& config, const DeviceInput<T>& input, BenchContext& context) {
+    Record r = new_record(stage.name, stage.kernel, variant_of(stage, config), input, input.n * sizeof(T),
+                          config.block, context);
+    DeviceBuffer<unsigned char> workspace(stage.workspace_bytes(input.n, sizeof(T), config));
+    if (workspace.bytes()) CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), context.stream));
+    DeviceBuffer<T> result(1);
+    const SumFn<T> sum = stage.sum<T>();
+    const TimedRuns runs = time_runs(
+        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
+        [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
+        [&] { sum(input.values.get(), input.n, result.get(), workspace.get(), config, context.stream); },
+        [&] { return read_and_check(result.get(), input.exact_sum, context.stream); });
+    finish_record(r, runs);
+    return r;
+}
+
+template <typename T>
+Record bench_cub(const DeviceInput<T>& input, BenchContext& context) {
+    Record r = new_record("cub", "DeviceReduce::Sum", "", input, input.n * sizeof(T), 0, context);
+    DeviceBuffer<T> result(1);
+    // CUB's two-phase API: ask for the temporary storage size, allocate it outside the
+    // timed region, then time only the reduction itself.
+    std::size_t temp_bytes = 0;
+    CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, input.values.get(), result.get(),
+                                      static_cast<long long>(input.n), context.stream));
+    DeviceBuffer<unsigned char> temp(temp_bytes);
+    const TimedRuns runs = time_runs(
+        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
+        [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
+        [&] {
+            CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, input.values.get(), result.get(),
+                                              static_cast<long long>(input.n), context.stream));
+        },
+        [&] { return read_and_check(result.get(), input.exact_sum, context.stream); });
+    finish_record(r, runs);
+    return r;
+}
+
+template <typename T>
+Record bench_copy(const DeviceInput<T>& input, BenchContext& context) {
+    Record r = new_record("copy", "cudaMemcpyAsync", "device to device, read + write", input,
+                          2 * input.n * sizeof(T), 0, context);
+    DeviceBuffer<T> copy(input.n);
+    DeviceBuffer<T> copy_sum(1);
+    std::size_t temp_bytes = 0;
+    CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, copy.get(), copy_sum.get(),
+                                      static_cast<long long>(input.n), context.stream));
+    DeviceBuffer<unsigned char> temp(temp_bytes);
+    const std::size_t bytes = input.n * sizeof(T);
+    const TimedRuns runs = time_runs(
+        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
+        [&] {
+            if (bytes) CUDA_CHECK(cudaMemsetAsync(copy.get(), kPoisonByte, bytes, context.stream));
+        },
+        [&] {
+            if (bytes) {
+                CUDA_CHECK(cudaMemcpyAsync(copy.get(), input.values.get(), bytes, cudaMemcpyDeviceToDevice,
+                                           context.stream));
+            }
+        },
+        [&] {
+            // The copy is checked by summing it (after the timed region): every element
+            // that was not copied still holds poison and spoils the exact sum.
+            CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, copy.get(), copy_sum.get(),
+                                              static_cast<long long>(input.n), context.stream));
+            return read_and_check(copy_sum.get(), input.exact_sum, context.stream);
+        });
+    finish_record(r, runs);
+    return r;
+}
+
+void compare_records(std::vector<Record>& records) {
+    const auto find = [&](const std::string& stage) -> const Record* {
+        for (const Record& r : records) {
+            if (r.stage == stage) return &r;
+        }
+        return nullptr;
+    };
+    const Record* reduce0 = find("reduce0");
+    const Record* cub = find("cub");
+    const Record* copy = find("copy");
+    for (Record& r : records) {
+        if (r.median_ms <= 0) continue;
+        if (reduce0 && r.stage.rfind("reduce", 0) == 0) r.vs_reduce0 = reduce0->median_ms / r.median_ms;
+        if (cub && r.stage != "copy") r.vs_cub = cub->median_ms / r.median_ms;
+        if (copy && copy->gbps > 0) r.pct_copy = 100.0 * r.gbps / copy->gbps;
+    }
+}
+
+#define INSTANTIATE(T)                                                                 \
+    template DeviceInput<T> upload_input<T>(std::size_t, std::uint64_t);               \
+    template Record bench_stage<T>(const Stage&, const RunConfig&, const DeviceInput<T>&, BenchContext&); \
+    template Record bench_cub<T>(const DeviceInput<T>&, BenchContext&);                \
+    template Record bench_copy<T>(const DeviceInput<T>&, BenchContext&);
+INSTANTIATE(int)
+INSTANTIATE(float)
+INSTANTIATE(double)
+

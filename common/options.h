@@ -1,0 +1,98 @@
+// The command line every stage executable (reduce0 ... reduce7) and the runner (reduce_all)
+// share. Parsing is pure host code: a bad option is reported before any CUDA call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+enum class ValueType { Int32, Float32, Float64 };
+
+// How reduce7 turns per-block sums into one value.
+enum class Finish {
+    TwoPass,    // a second launch of one block sums the partials (deterministic)
+    Atomic,     // every block atomically adds its sum into the result (order varies run to run)
+    LastBlock,  // the last block to finish sums the partials, in order (deterministic)
+};
+
+// How reduce4 sums the last 32 values of a block (see docs/05-sync-removal.md).
+enum class LastWarp {
+    SyncWarp,        // correct on every GPU: __syncwarp() orders each step
+    LegacyVolatile,  // pre-Volta code: volatile, no __syncwarp(); a data race since Volta
+    LegacyPlain,     // pre-Volta code without even volatile: the compiler caches values
+};
+
+enum class OutputFormat { Table, Csv, Json };
+
+constexpr std::size_t kMaxElements = 2147483647;  // 2^31 - 1: every int32 sum of +-1 values fits
+constexpr int kMaxLog2Elements = 30;              // the largest 2^K a sweep may reach
+
+struct SizeSweep {
+    int from_log2 = 10;
+    int to_log2 = 28;
+};
+
+struct Options {
+    std::size_t n = std::size_t{1} << 26;
+    ValueType type = ValueType::Float32;
+    int block = 256;
+    int iters = 20;
+    int warmup = 3;
+    std::uint64_t seed = 2026;
+    int device = 0;
+    std::optional<double> peak_gbps;  // overrides the device's theoretical peak
+    bool baseline = true;             // also time reduce0, for the speedup column
+    OutputFormat format = OutputFormat::Table;
+    bool help = false;
+    // reduce7 (and the runner)
+    int vec = 0;  // elements per vector load; 0 = the widest 16-byte load for the type
+    std::optional<Finish> finish;  // unset: default_finish(type)
+    bool variants = false;  // time every --vec x --finish combination
+    // reduce4 (and the runner)
+    LastWarp last_warp = LastWarp::SyncWarp;
+    // reduce0 ... reduce3
+    bool explain = false;
+    // the runner
+    std::optional<SizeSweep> sweep;
+};
+
+// What one executable accepts, so that each rejects options that do not apply to it.
+struct ProgramSpec {
+    std::string name;              // "reduce3", "reduce_all"
+    std::string summary;           // one line for --help
+    int min_block = 32;            // supported block sizes: powers of two in [min_block, max_block]
+    int max_block = 1024;
+    std::string block_owner;       // who imposes the block range, for the error message
+    bool vector_and_finish = false;  // --vec, --finish, --variants
+    bool last_warp = false;          // --last-warp
+    bool explain = false;            // --explain
+    bool sweep = false;              // --sweep
+};
+
+// Thrown for any bad command line; the message is one line, ready for stderr.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+Options parse_options(const std::vector<std::string>& args, const ProgramSpec& spec);
+std::string usage_text(const ProgramSpec& spec);
+
+// "1000", "2^20" -> the count; nullopt for anything else (negative, junk, overflow).
+std::optional<std::size_t> parse_count(std::string_view text);
+// "2^10:2^28" -> the exponents; throws UsageError with the reason.
+SizeSweep parse_sweep(std::string_view text);
+
+std::string_view type_name(ValueType type);       // "int", "float", "double"
+std::size_t type_size(ValueType type);            // 4, 4, 8
+std::string_view finish_name(Finish finish);      // "two-pass", "atomic", "last-block"
+std::string_view last_warp_name(LastWarp mode);   // "syncwarp", "legacy-volatile", "legacy-plain"
+int effective_vec(const Options& options);        // --vec, or the 16-byte width when it is 0
+// reduce7's default finish: the fastest that gives the same bits on every run. Integer
+// addition is associative, so atomics are deterministic for int; for float and double the
+// order of atomic adds varies from run to run, and so would the rounding.
+Finish default_finish(ValueType type);
+Finish effective_finish(const Options& options);  // --finish, or default_finish(type)

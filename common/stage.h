@@ -1,0 +1,133 @@
+// What every stage's kernel.cu needs from the harness, and what it gives back: a Stage.
+//
+// A stage is a kernel plus a small host launcher, `sum(in, n, out, workspace, config,
+// stream)`, that reduces n values at `in` to one value at `out`, on the device, with
+// kernel launches only (no copies to the host, no synchronization), so that the harness
+// can time it with CUDA events.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "cuda_check.h"
+#include "explain.h"
+#include "options.h"
+
+// The knobs a launcher reads. Most stages use only `block`.
+struct RunConfig {
+    int block = 256;
+    int vec = 4;                             // reduce7: elements per vector load
+    Finish finish = Finish::LastBlock;       // reduce7
+    LastWarp last_warp = LastWarp::SyncWarp; // reduce4
+};
+
+template <typename T>
+using SumFn = void (*)(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                       cudaStream_t stream);
+
+struct Stage {
+    const char* name;     // "reduce2"
+    const char* kernel;   // "sequential_addressing": the kernel's name says the idea
+    const char* idea;     // one line: what this stage adds
+    int min_block;        // supported blocks: powers of two from min_block to max_block
+    int max_block;
+    // Scratch memory the launcher needs for partial sums. The harness allocates it once,
+    // outside the timed region, and zeroes it once.
+    std::size_t (*workspace_bytes)(std::size_t n, std::size_t value_size, const RunConfig& config);
+    SumFn<int> sum_int;
+    SumFn<float> sum_float;
+    SumFn<double> sum_double;
+    // reduce0 ... reduce3: replay the block's tree on the host for --explain; else nullptr.
+    TreeTrace (*trace)(unsigned block);
+    bool takes_vec_and_finish;  // reduce7: --vec, --finish
+    bool takes_last_warp;       // reduce4: --last-warp
+
+    template <typename T>
+    SumFn<T> sum() const {
+        if constexpr (std::is_same_v<T, int>) return sum_int;
+        else if constexpr (std::is_same_v<T, float>) return sum_float;
+        else return sum_double;
+    }
+};
+
+// ---------------------------------------------------------------- helpers for kernels
+
+inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+// Dynamic shared memory as an array of T. (A templated `extern __shared__ T x[]` would
+// declare one symbol with several types, which C++ forbids; raw bytes cast once do not.)
+template <typename T>
+__device__ T* dynamic_shared() {
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    return reinterpret_cast<T*>(shared_bytes);
+}
+
+// The barrier the tree functions call between steps (see reduce0/kernel.cu).
+struct SyncThreads {
+    __device__ void operator()() const { __syncthreads(); }
+};
+
+// ---------------------------------------------------------------- helpers for launchers
+
+// The sum of no values is 0: write it without launching an empty grid.
+template <typename T>
+void write_zero(T* out, cudaStream_t stream) {
+    CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(T), stream));
+}
+
+// Reduce in passes, as reduce0 ... reduce5 do: each pass launches one block per
+// `per_block` values and leaves one partial sum per block; the partials are reduced the
+// same way until one block is left, and that last pass writes straight into `out`.
+// `launch(src, count, dst, blocks)` launches the stage's kernel for one pass.
+template <typename T, typename LaunchPass>
+void run_passes(const T* in, std::size_t n, T* out, void* workspace, std::size_t per_block, cudaStream_t stream,
+                LaunchPass&& launch) {
+    if (n == 0) return write_zero(out, stream);
+    // Two partial arrays used in turn: pass k reads one and writes the other.
+    T* partials[2] = {static_cast<T*>(workspace), static_cast<T*>(workspace) + ceil_div(n, per_block)};
+    const T* src = in;
+    std::size_t count = n;
+    for (int pass = 0;; ++pass) {
+        const std::size_t blocks = ceil_div(count, per_block);
+        T* dst = blocks == 1 ? out : partials[pass % 2];
+        launch(src, count, dst, static_cast<unsigned>(blocks));
+        if (blocks == 1) return;
+        src = dst;
+        count = blocks;
+    }
+}
+
+// Workspace for run_passes: the first pass's partials plus the second's.
+inline std::size_t passes_workspace_bytes(std::size_t n, std::size_t per_block, std::size_t value_size) {
+    const std::size_t first = ceil_div(n, per_block);
+    return (first + ceil_div(first, per_block)) * value_size;
+}
+
+// Call f(std::integral_constant<unsigned, B>) for the run-time block size B, so a kernel can
+// take its block size as a template parameter (reduce5 on). MIN and MAX bound what the
+// stage instantiates; the option parser has already rejected anything else.
+template <unsigned MIN, unsigned MAX, typename F>
+void dispatch_block_size(unsigned block, F&& f) {
+    if constexpr (MIN <= MAX) {
+        if (block == MIN) return f(std::integral_constant<unsigned, MIN>{});
+        return dispatch_block_size<MIN * 2, MAX>(block, std::forward<F>(f));
+    } else {
+        throw std::invalid_argument("unsupported block size " + std::to_string(block));
+    }
+}
+
+// How many blocks of `kernel` fit on the whole GPU at once: SMs x blocks per SM, the
+// largest grid that runs in a single wave (reduce6, reduce7).
+template <typename Kernel>
+unsigned resident_blocks(Kernel kernel, unsigned block, std::size_t shared_bytes) {
+    int device = 0, sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(block), shared_bytes));
+    return static_cast<unsigned>(std::max(1, sms * per_sm));
+}

@@ -1,0 +1,156 @@
+#include "stage_main.h"
+
+#include <cstdio>
+#include <iostream>
+#include <new>
+
+#include "benchmark.h"
+#include "stages.h"
+
+namespace {
+
+std::string problem_line(const Options& options, std::size_t n) {
+    const std::size_t bytes = n * type_size(options.type);
+    return "n = " + with_thousands(n) + (count_text(n)[0] == '2' && n > 1 ? " (" + count_text(n) + ")" : "") + " " +
+           std::string(type_name(options.type)) + " values = " + bytes_text(static_cast<double>(bytes)) +
+           ", block " + std::to_string(options.block) + ", seed " + std::to_string(options.seed);
+}
+
+std::string method_line(const Options& options, const L2Flusher& flusher) {
+    return "median of " + std::to_string(options.iters) + " timed runs after 1 checked run and " +
+           std::to_string(options.warmup) + " warm-ups; before each run the L2 is flushed (a " +
+           bytes_text(static_cast<double>(flusher.bytes())) +
+           " read); each run is the whole reduction to one value, and every run's result is checked";
+}
+
+// What to time, in order: each stage with the options' config, reduce0 unless
+// --no-baseline, and with --variants every vector width and finish of reduce7.
+std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& program, const Options& options) {
+    std::vector<std::pair<const Stage*, RunConfig>> kernels;
+    for (const Stage* stage : program.stages) {
+        const bool only_baseline = stage == &reduce0_stage && program.stages.size() > 1;
+        if (!options.baseline && only_baseline) continue;
+        if (!(options.variants && stage->takes_vec_and_finish)) {
+            kernels.emplace_back(stage, run_config(options));
+            continue;
+        }
+        for (int vec : {1, 2, 4}) {
+            if (vec * type_size(options.type) > 16) continue;
+            for (Finish finish : {Finish::TwoPass, Finish::Atomic, Finish::LastBlock}) {
+                RunConfig config = run_config(options);
+                config.vec = vec;
+                config.finish = finish;
+                kernels.emplace_back(stage, config);
+            }
+        }
+    }
+    return kernels;
+}
+
+template <typename T>
+int run_typed(const Program& program, const Options& options) {
+    const DeviceInfo device = open_device(options.device, options.peak_gbps);
+    L2Flusher flusher(device.l2_bytes);
+    CudaStream stream;
+    BenchContext context{device, options, flusher, stream};
+
+    std::vector<std::size_t> sizes;
+    if (options.sweep) {
+        for (int k = options.sweep->from_log2; k <= options.sweep->to_log2; ++k) sizes.push_back(std::size_t{1} << k);
+    } else {
+        sizes.push_back(options.n);
+    }
+    const auto kernels = timed_kernels(program, options);
+
+    const bool table = options.format == OutputFormat::Table;
+    if (table) {
+        print_header(std::cout, RunHeader{program.spec.name + ": " + program.spec.summary, describe_device(device),
+                                          describe_peak(device), describe_software(device),
+                                          problem_line(options, sizes.front()) +
+                                              (options.sweep ? " ... " + count_text(sizes.back()) : ""),
+                                          method_line(options, flusher)});
+    }
+    std::vector<Record> all;
+    bool all_verified = true;
+    for (std::size_t n : sizes) {
+        const DeviceInput<T> input = upload_input<T>(n, options.seed);
+        std::vector<Record> records;
+        for (const auto& [stage, config] : kernels) records.push_back(bench_stage(*stage, config, input, context));
+        if (program.yardsticks) {
+            records.push_back(bench_cub(input, context));
+            records.push_back(bench_copy(input, context));
+        }
+        compare_records(records);
+        for (const Record& r : records) all_verified = all_verified && r.verified;
+        if (table) {
+            std::cout << "\n";
+            if (options.sweep) std::cout << problem_line(options, n) << "\n";
+            print_table(std::cout, records);
+        } else if (options.format == OutputFormat::Csv) {
+            write_csv(std::cout, records, all.empty());
+        }
+        std::cout.flush();
+        all.insert(all.end(), records.begin(), records.end());
+    }
+    if (options.format == OutputFormat::Json) write_json(std::cout, all);
+    if (table) {
+        std::cout << "\nGB/s = n x " << type_size(options.type)
+                  << " bytes / median time (the copy: 2 x that, read + write). x reduce0, x CUB: their median time /"
+                     " this median time.\n";
+        if (!all_verified) std::cout << "Some results were not the exact sum: see the check column.\n";
+    }
+    return all_verified ? 0 : 1;
+}
+
+}  // namespace
+
+int run_program(int argc, char** argv, const Program& program) {
+    const std::string name = program.spec.name;
+    Options options;
+    try {
+        options = parse_options(std::vector<std::string>(argv + 1, argv + argc), program.spec);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
+        return 2;
+    }
+    if (options.help) {
+        std::cout << usage_text(program.spec);
+        return 0;
+    }
+    try {
+        if (options.explain) {  // host only: replays the kernel's tree, touches no GPU
+            const Stage& stage = *program.stages.back();
+            const TreeTrace trace = stage.trace(static_cast<unsigned>(options.block));
+            print_explain(std::cout, stage.name, trace, analyze_tree(trace));
+            return 0;
+        }
+        switch (options.type) {
+            case ValueType::Int32: return run_typed<int>(program, options);
+            case ValueType::Float32: return run_typed<float>(program, options);
+            case ValueType::Float64: return run_typed<double>(program, options);
+        }
+    } catch (const CudaError& e) {
+        std::fprintf(stderr, "%s: CUDA error: %s\n", name.c_str(), e.what());
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "%s: out of host memory for n = %zu\n", name.c_str(), options.n);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
+    }
+    return 3;
+}
+
+int stage_main(int argc, char** argv, const Stage& stage, bool with_yardsticks) {
+    Program program;
+    program.spec.name = stage.name;
+    program.spec.summary = std::string(stage.idea) + " (kernel " + stage.kernel + ")";
+    program.spec.min_block = stage.min_block;
+    program.spec.max_block = stage.max_block;
+    program.spec.block_owner = stage.name;
+    program.spec.vector_and_finish = stage.takes_vec_and_finish;
+    program.spec.last_warp = stage.takes_last_warp;
+    program.spec.explain = stage.trace != nullptr;
+    if (&stage != &reduce0_stage) program.stages.push_back(&reduce0_stage);
+    program.stages.push_back(&stage);
+    program.yardsticks = with_yardsticks;
+    return run_program(argc, argv, program);
+}

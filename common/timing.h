@@ -1,0 +1,86 @@
+// Timing with CUDA events: warm-ups, many timed runs, L2 flushed before each, every result checked.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <string>
+#include <vector>
+
+#include "cuda_check.h"
+#include "device_buffer.h"
+#include "verify.h"
+
+// An H100 keeps 50 MiB in L2. Without a flush, a run over an input that fits there reads
+// it from the cache the previous run left behind, and GB/s measures L2, not DRAM. Reading
+// a buffer twice the size of L2 before each run evicts the input. (Reading, not memset:
+// a write would leave dirty lines whose write-back would then land inside the timed run.)
+class L2Flusher {
+public:
+    explicit L2Flusher(std::size_t l2_bytes);
+    void flush(cudaStream_t stream);
+    std::size_t bytes() const { return buffer_.bytes(); }
+
+private:
+    DeviceBuffer<int4> buffer_;
+    DeviceBuffer<int> sink_;
+};
+
+class CudaEvent {
+public:
+    CudaEvent() { CUDA_CHECK(cudaEventCreate(&event_)); }
+    ~CudaEvent() { cudaEventDestroy(event_); }
+    CudaEvent(const CudaEvent&) = delete;
+    CudaEvent& operator=(const CudaEvent&) = delete;
+    operator cudaEvent_t() const { return event_; }
+
+private:
+    cudaEvent_t event_{};
+};
+
+class CudaStream {
+public:
+    CudaStream() { CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+    ~CudaStream() { cudaStreamDestroy(stream_); }
+    CudaStream(const CudaStream&) = delete;
+    CudaStream& operator=(const CudaStream&) = delete;
+    operator cudaStream_t() const { return stream_; }
+
+private:
+    cudaStream_t stream_{};
+};
+
+struct TimedRuns {
+    std::vector<double> ms;      // the timed runs only
+    int checked = 0;             // every run: the first, the warm-ups, the timed ones
+    int failed = 0;
+    std::string first_failure;   // empty when every run was exact
+};
+
+// Runs `run` 1 + warmup + iters times. Before each: `prepare` (e.g. poison the output),
+// then the L2 flush, outside the timed region. Around each: two events, so the time is
+// the GPU's, launch to last kernel. After each: `check`. The first run is the correctness
+// check before any timing; only the last `iters` are timed.
+template <typename Prepare, typename Run, typename Check>
+TimedRuns time_runs(const std::string& label, int warmup, int iters, L2Flusher& flusher, cudaStream_t stream,
+                    Prepare&& prepare, Run&& run, Check&& check) {
+    TimedRuns result;
+    CudaEvent start, stop;
+    nvtxRangePushA(label.c_str());  // names this kernel's runs on an Nsight Systems timeline
+    for (int i = 0; i < 1 + warmup + iters; ++i) {
+        prepare();
+        flusher.flush(stream);
+        CUDA_CHECK(cudaEventRecord(start, stream));
+        run();
+        CUDA_CHECK(cudaEventRecord(stop, stream));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        const SumCheck verdict = check();
+        ++result.checked;
+        if (!verdict.ok && result.failed++ == 0) result.first_failure = verdict.detail;
+        if (i >= 1 + warmup) result.ms.push_back(ms);
+    }
+    nvtxRangePop();
+    return result;
+}

@@ -1,0 +1,70 @@
+// reduce0: a tree in shared memory, interleaved addressing, divergent branch (the baseline)
+//
+// Each block copies blockDim.x values into shared memory and adds them pairwise in a
+// tree: at step s = 1, 2, 4, ... every thread whose index is a multiple of 2s adds the
+// value s slots to its right into its own slot. After log2(blockDim.x) steps slot 0 holds
+// the block's sum; the launcher then reduces the per-block sums with the same kernel
+// until one value is left.
+//
+// What it costs: `tid % (2 * s) == 0` picks threads spread over every warp, so at most
+// steps every warp runs with most of its lanes idle (divergence), and % is a slow,
+// many-instruction operation. docs/02-divergence.md measures both; reduce1 fixes them.
+//
+//   run:      build/release/bin/reduce0 --n 2^26 --type float
+//   explain:  build/release/bin/reduce0 --explain --block 256
+//   profile:  scripts/profile.sh reduce0
+
+#include "stages.h"
+
+// ---------------------------------------------------------------- the tree
+// Written once for two callers: the kernel (shared = the block's shared memory, sync =
+// __syncthreads) and --explain, which replays it on the host (common/explain.h).
+template <typename Shared, typename Sync>
+__host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, Sync sync) {
+    for (unsigned s = 1; s < block; s *= 2) {
+        if (tid % (2 * s) == 0) shared[tid] += shared[tid + s];
+        sync();  // every add of this step lands before any thread reads in the next
+    }
+}
+
+// ---------------------------------------------------------------- kernel
+template <typename T>
+__global__ void interleaved_divergent(const T* in, std::size_t n, T* block_sums) {
+    T* shared = dynamic_shared<T>();
+    const unsigned tid = threadIdx.x;
+    const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + tid;
+    shared[tid] = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
+    __syncthreads();
+    tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    if (tid == 0) block_sums[blockIdx.x] = shared[0];
+}
+
+// ---------------------------------------------------------------- launcher
+constexpr unsigned kInputsPerThread = 1;
+
+template <typename T>
+void interleaved_divergent_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                               cudaStream_t stream) {
+    const unsigned block = config.block;
+    run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
+               [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
+                   interleaved_divergent<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
+                   CUDA_CHECK_LAUNCH();
+               });
+}
+
+std::size_t interleaved_divergent_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
+}
+
+TreeTrace interleaved_divergent_trace(unsigned block) {
+    return replay_tree(block, kInputsPerThread,
+                       [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
+}
+
+const Stage reduce0_stage = {
+    "reduce0", "interleaved_divergent", "a tree in shared memory, interleaved addressing, divergent branch",
+    32, 1024,  // any power-of-two block: the tree halves it down to one
+    interleaved_divergent_workspace,
+    interleaved_divergent_sum<int>, interleaved_divergent_sum<float>, interleaved_divergent_sum<double>,
+    interleaved_divergent_trace, false, false};

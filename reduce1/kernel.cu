@@ -1,0 +1,70 @@
+// reduce1: the same interleaved tree, with a strided index: no divergent warps
+//
+// reduce0 plus one idea. The tree adds the same pairs as reduce0, but thread tid now
+// works on slot index = 2 * s * tid instead of on its own slot. So the threads that add
+// at step s are 0, 1, 2, ... (contiguous): whole warps are either all busy or all idle,
+// and the slow % test is gone.
+//
+// What it exposes: at step s, thread tid touches slot 2 * s * tid, so the 32 threads of a
+// warp hit shared-memory words 2s apart, and words 32 apart share a bank: 2-way, 4-way,
+// ... bank conflicts as s grows (docs/03-bank-conflicts.md). reduce2 fixes them.
+//
+//   run:      build/release/bin/reduce1 --n 2^26 --type float
+//   explain:  build/release/bin/reduce1 --explain --block 256
+//   profile:  scripts/profile.sh reduce1
+
+#include "stages.h"
+
+// ---------------------------------------------------------------- the tree
+// Written once for two callers: the kernel (shared = the block's shared memory, sync =
+// __syncthreads) and --explain, which replays it on the host (common/explain.h).
+template <typename Shared, typename Sync>
+__host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, Sync sync) {
+    for (unsigned s = 1; s < block; s *= 2) {
+        const unsigned index = 2 * s * tid;
+        if (index < block) shared[index] += shared[index + s];
+        sync();  // every add of this step lands before any thread reads in the next
+    }
+}
+
+// ---------------------------------------------------------------- kernel
+template <typename T>
+__global__ void interleaved_convergent(const T* in, std::size_t n, T* block_sums) {
+    T* shared = dynamic_shared<T>();
+    const unsigned tid = threadIdx.x;
+    const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + tid;
+    shared[tid] = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
+    __syncthreads();
+    tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    if (tid == 0) block_sums[blockIdx.x] = shared[0];
+}
+
+// ---------------------------------------------------------------- launcher
+constexpr unsigned kInputsPerThread = 1;
+
+template <typename T>
+void interleaved_convergent_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                               cudaStream_t stream) {
+    const unsigned block = config.block;
+    run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
+               [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
+                   interleaved_convergent<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
+                   CUDA_CHECK_LAUNCH();
+               });
+}
+
+std::size_t interleaved_convergent_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
+}
+
+TreeTrace interleaved_convergent_trace(unsigned block) {
+    return replay_tree(block, kInputsPerThread,
+                       [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
+}
+
+const Stage reduce1_stage = {
+    "reduce1", "interleaved_convergent", "the same tree with a strided index: active threads are contiguous, no divergent warps",
+    32, 1024,  // any power-of-two block: the tree halves it down to one
+    interleaved_convergent_workspace,
+    interleaved_convergent_sum<int>, interleaved_convergent_sum<float>, interleaved_convergent_sum<double>,
+    interleaved_convergent_trace, false, false};

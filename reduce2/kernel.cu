@@ -1,0 +1,68 @@
+// reduce2: sequential addressing: no bank conflicts
+//
+// reduce1 plus one idea. The tree now starts with the widest step: at step
+// s = blockDim.x / 2, ..., 2, 1, thread tid < s adds slot tid + s into slot tid. The
+// active threads are still contiguous (no divergence), and now a warp's 32 threads touch
+// 32 consecutive words, one per bank: no bank conflicts at any step.
+//
+// What it exposes: already at the first step half of the threads have nothing to add;
+// they only loaded one value each (docs/04-first-add.md). reduce3 puts them to work.
+//
+//   run:      build/release/bin/reduce2 --n 2^26 --type float
+//   explain:  build/release/bin/reduce2 --explain --block 256
+//   profile:  scripts/profile.sh reduce2
+
+#include "stages.h"
+
+// ---------------------------------------------------------------- the tree
+// Written once for two callers: the kernel (shared = the block's shared memory, sync =
+// __syncthreads) and --explain, which replays it on the host (common/explain.h).
+template <typename Shared, typename Sync>
+__host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, Sync sync) {
+    for (unsigned s = block / 2; s > 0; s >>= 1) {
+        if (tid < s) shared[tid] += shared[tid + s];
+        sync();  // every add of this step lands before any thread reads in the next
+    }
+}
+
+// ---------------------------------------------------------------- kernel
+template <typename T>
+__global__ void sequential_addressing(const T* in, std::size_t n, T* block_sums) {
+    T* shared = dynamic_shared<T>();
+    const unsigned tid = threadIdx.x;
+    const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + tid;
+    shared[tid] = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
+    __syncthreads();
+    tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    if (tid == 0) block_sums[blockIdx.x] = shared[0];
+}
+
+// ---------------------------------------------------------------- launcher
+constexpr unsigned kInputsPerThread = 1;
+
+template <typename T>
+void sequential_addressing_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                               cudaStream_t stream) {
+    const unsigned block = config.block;
+    run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
+               [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
+                   sequential_addressing<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
+                   CUDA_CHECK_LAUNCH();
+               });
+}
+
+std::size_t sequential_addressing_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
+}
+
+TreeTrace sequential_addressing_trace(unsigned block) {
+    return replay_tree(block, kInputsPerThread,
+                       [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
+}
+
+const Stage reduce2_stage = {
+    "reduce2", "sequential_addressing", "sequential addressing: a warp touches 32 consecutive words, no bank conflicts",
+    32, 1024,  // any power-of-two block: the tree halves it down to one
+    sequential_addressing_workspace,
+    sequential_addressing_sum<int>, sequential_addressing_sum<float>, sequential_addressing_sum<double>,
+    sequential_addressing_trace, false, false};

@@ -1,0 +1,70 @@
+// reduce3: the first add during the load from global memory
+//
+// reduce2 plus one idea. Each thread loads two values, blockDim.x apart, and adds them
+// before storing the sum into shared memory. A block now covers 2 x blockDim.x values:
+// half as many blocks, and no thread is idle at the first step of the work.
+//
+// What it exposes: the tree's last steps. Below 32 active threads only one warp works,
+// yet every step still pays a __syncthreads() for the whole block, plus the loop's own
+// instructions (docs/05-sync-removal.md). reduce4 removes those barriers.
+//
+//   run:      build/release/bin/reduce3 --n 2^26 --type float
+//   explain:  build/release/bin/reduce3 --explain --block 256
+//   profile:  scripts/profile.sh reduce3
+
+#include "stages.h"
+
+// ---------------------------------------------------------------- the tree
+// Written once for two callers: the kernel (shared = the block's shared memory, sync =
+// __syncthreads) and --explain, which replays it on the host (common/explain.h).
+template <typename Shared, typename Sync>
+__host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, Sync sync) {
+    for (unsigned s = block / 2; s > 0; s >>= 1) {
+        if (tid < s) shared[tid] += shared[tid + s];
+        sync();  // every add of this step lands before any thread reads in the next
+    }
+}
+
+// ---------------------------------------------------------------- kernel
+template <typename T>
+__global__ void first_add_during_load(const T* in, std::size_t n, T* block_sums) {
+    T* shared = dynamic_shared<T>();
+    const unsigned tid = threadIdx.x;
+    const std::size_t i = blockIdx.x * (2 * std::size_t(blockDim.x)) + tid;
+    T sum = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
+    if (i + blockDim.x < n) sum += in[i + blockDim.x];
+    shared[tid] = sum;
+    __syncthreads();
+    tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    if (tid == 0) block_sums[blockIdx.x] = shared[0];
+}
+
+// ---------------------------------------------------------------- launcher
+constexpr unsigned kInputsPerThread = 2;
+
+template <typename T>
+void first_add_during_load_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                               cudaStream_t stream) {
+    const unsigned block = config.block;
+    run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
+               [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
+                   first_add_during_load<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
+                   CUDA_CHECK_LAUNCH();
+               });
+}
+
+std::size_t first_add_during_load_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
+}
+
+TreeTrace first_add_during_load_trace(unsigned block) {
+    return replay_tree(block, kInputsPerThread,
+                       [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
+}
+
+const Stage reduce3_stage = {
+    "reduce3", "first_add_during_load", "first add during the load: each thread adds two values before the tree",
+    32, 1024,  // any power-of-two block: the tree halves it down to one
+    first_add_during_load_workspace,
+    first_add_during_load_sum<int>, first_add_during_load_sum<float>, first_add_during_load_sum<double>,
+    first_add_during_load_trace, false, false};

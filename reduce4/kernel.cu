@@ -1,0 +1,96 @@
+// reduce4: the last warp unrolled, without block-wide barriers
+//
+// reduce3 plus one idea. Once s <= 32 only warp 0 still adds, and one warp does not need
+// a __syncthreads() for the whole block to coordinate its own 32 threads. So the loop
+// stops at s = 64 and warp 0 finishes the last six steps (s = 32 ... 1) alone, ordering
+// them with __syncwarp(), which synchronizes just the warp's threads.
+//
+// Why __syncwarp() rather than nothing: before Volta the 32 threads of a warp ran in
+// lockstep, and the classic version of this code relied on it, with only `volatile` to
+// stop the compiler from keeping shared values in registers. Since Volta (compute
+// capability 7.0) every thread has its own program counter (independent thread
+// scheduling): nothing makes a lane write its slot before its neighbor reads it, so that
+// code is a data race. `--last-warp legacy-volatile` and `legacy-plain` run it
+// (legacy_last_warp.cuh); docs/05-sync-removal.md shows the wrong sums and racecheck's
+// report.
+//
+// Needs blockDim.x >= 64: the last warp starts by adding slot tid + 32.
+//
+//   run:      build/release/bin/reduce4 --n 2^26 --type float
+//   legacy:   build/release/bin/reduce4 --last-warp legacy-plain
+//   profile:  scripts/profile.sh reduce4
+
+#include "stages.h"
+
+#include "legacy_last_warp.cuh"
+
+// ---------------------------------------------------------------- the tree
+template <typename T>
+__device__ void tree_sum(T* shared, unsigned tid, unsigned block) {
+    for (unsigned s = block / 2; s > 32; s >>= 1) {
+        if (tid < s) shared[tid] += shared[tid + s];
+        __syncthreads();  // every add of this step lands before any thread reads in the next
+    }
+}
+
+// The last six steps, by warp 0 alone. Every step reads, then writes: the first
+// __syncwarp() keeps a lane from overwriting a slot its neighbor has not read yet, the
+// second makes the writes visible to the warp before the next read.
+template <typename T>
+__device__ T last_warp_sum(T* shared, unsigned tid) {
+    T sum = shared[tid] + shared[tid + 32];
+    for (unsigned s = 16; s > 0; s >>= 1) {
+        __syncwarp();
+        shared[tid] = sum;
+        __syncwarp();
+        sum += shared[tid + s];
+    }
+    return sum;  // lane 0 holds the block's sum
+}
+
+// ---------------------------------------------------------------- kernel
+template <typename T, LastWarp MODE = LastWarp::SyncWarp>
+__global__ void unroll_last_warp(const T* in, std::size_t n, T* block_sums) {
+    T* shared = dynamic_shared<T>();
+    const unsigned tid = threadIdx.x;
+    const std::size_t i = blockIdx.x * (2 * std::size_t(blockDim.x)) + tid;
+    T sum = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
+    if (i + blockDim.x < n) sum += in[i + blockDim.x];
+    shared[tid] = sum;
+    __syncthreads();
+    tree_sum(shared, tid, blockDim.x);
+    if (tid < 32) {
+        const T block_sum = MODE == LastWarp::SyncWarp ? last_warp_sum(shared, tid)
+                                                       : legacy_last_warp_sum<MODE>(shared, tid);
+        if (tid == 0) block_sums[blockIdx.x] = block_sum;
+    }
+}
+
+// ---------------------------------------------------------------- launcher
+constexpr unsigned kInputsPerThread = 2;
+
+template <typename T>
+void unroll_last_warp_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                          cudaStream_t stream) {
+    const unsigned block = config.block;
+    // --last-warp picks the pre-Volta code (legacy_last_warp.cuh); the default is correct.
+    const auto kernel = config.last_warp == LastWarp::SyncWarp         ? unroll_last_warp<T, LastWarp::SyncWarp>
+                        : config.last_warp == LastWarp::LegacyVolatile ? unroll_last_warp<T, LastWarp::LegacyVolatile>
+                                                                       : unroll_last_warp<T, LastWarp::LegacyPlain>;
+    run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
+               [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
+                   kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
+                   CUDA_CHECK_LAUNCH();
+               });
+}
+
+std::size_t unroll_last_warp_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
+}
+
+const Stage reduce4_stage = {
+    "reduce4", "unroll_last_warp", "the last warp unrolled: no block-wide barriers once s <= 32",
+    64, 1024,  // the last warp adds slot tid + 32, so a block needs two warps
+    unroll_last_warp_workspace,
+    unroll_last_warp_sum<int>, unroll_last_warp_sum<float>, unroll_last_warp_sum<double>,
+    nullptr, false, true};

@@ -1,0 +1,32 @@
+// The pre-Volta last-warp unroll, kept to show what independent thread scheduling breaks.
+// Do not copy this code: it is a data race on every GPU since Volta (docs/05-sync-removal.md).
+//
+// The classic version assumed that the 32 threads of a warp execute each instruction
+// together, so that every lane's `+=` lands before any lane reads for the next line.
+#pragma once
+
+template <LastWarp MODE, typename T>
+__device__ T legacy_last_warp_sum(T* shared, unsigned tid) {
+    if constexpr (MODE == LastWarp::LegacyVolatile) {
+        // volatile makes every access a real load or store, in program order, so the code
+        // works as long as the lanes happen to run in step. Nothing guarantees they do.
+        volatile T* v = shared;
+        v[tid] += v[tid + 32];
+        v[tid] += v[tid + 16];
+        v[tid] += v[tid + 8];
+        v[tid] += v[tid + 4];
+        v[tid] += v[tid + 2];
+        v[tid] += v[tid + 1];
+        return v[tid];
+    } else {
+        // Without volatile the compiler may keep shared[tid] in a register and load the
+        // neighbors' slots before they were written: a wrong sum, lockstep or not.
+        shared[tid] += shared[tid + 32];
+        shared[tid] += shared[tid + 16];
+        shared[tid] += shared[tid + 8];
+        shared[tid] += shared[tid + 4];
+        shared[tid] += shared[tid + 2];
+        shared[tid] += shared[tid + 1];
+        return shared[tid];
+    }
+}

@@ -1,0 +1,86 @@
+// reduce5: the block size as a template parameter: the tree completely unrolled
+//
+// reduce4 plus one idea. The kernel takes its block size as a compile-time constant
+// BLOCK, so the tree's loop has a known trip count: the compiler unrolls it completely,
+// drops the loop counter and the tests whose answer it now knows (tid < s for a constant
+// s), and sizes nothing at run time. The launcher picks the instantiation for the block
+// size asked for (dispatch_block_size, common/stage.h).
+//
+// What it exposes: little is left to gain in the tree. The compiler already unrolled much
+// of reduce4, and the kernel now waits on memory, not on instructions
+// (docs/06-complete-unroll.md). reduce6 attacks the memory side.
+//
+//   run:      build/release/bin/reduce5 --n 2^26 --type float
+//   profile:  scripts/profile.sh reduce5
+
+#include "stages.h"
+
+// ---------------------------------------------------------------- the tree
+template <unsigned BLOCK, typename T>
+__device__ void tree_sum(T* shared, unsigned tid) {
+#pragma unroll
+    for (unsigned s = BLOCK / 2; s > 32; s >>= 1) {
+        if (tid < s) shared[tid] += shared[tid + s];
+        __syncthreads();  // every add of this step lands before any thread reads in the next
+    }
+}
+
+// The last six steps, by warp 0 alone. Every step reads, then writes: the first
+// __syncwarp() keeps a lane from overwriting a slot its neighbor has not read yet, the
+// second makes the writes visible to the warp before the next read.
+template <typename T>
+__device__ T last_warp_sum(T* shared, unsigned tid) {
+    T sum = shared[tid] + shared[tid + 32];
+#pragma unroll
+    for (unsigned s = 16; s > 0; s >>= 1) {
+        __syncwarp();
+        shared[tid] = sum;
+        __syncwarp();
+        sum += shared[tid + s];
+    }
+    return sum;  // lane 0 holds the block's sum
+}
+
+// ---------------------------------------------------------------- kernel
+template <unsigned BLOCK, typename T>
+__global__ void complete_unroll(const T* in, std::size_t n, T* block_sums) {
+    T* shared = dynamic_shared<T>();
+    const unsigned tid = threadIdx.x;
+    const std::size_t i = blockIdx.x * (2 * std::size_t(BLOCK)) + tid;
+    T sum = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
+    if (i + BLOCK < n) sum += in[i + BLOCK];
+    shared[tid] = sum;
+    __syncthreads();
+    tree_sum<BLOCK>(shared, tid);
+    if (tid < 32) {
+        const T block_sum = last_warp_sum(shared, tid);
+        if (tid == 0) block_sums[blockIdx.x] = block_sum;
+    }
+}
+
+// ---------------------------------------------------------------- launcher
+constexpr unsigned kInputsPerThread = 2;
+
+template <typename T>
+void complete_unroll_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                         cudaStream_t stream) {
+    dispatch_block_size<64, 1024>(config.block, [&](auto block) {
+        constexpr unsigned BLOCK = decltype(block)::value;
+        run_passes(in, n, out, workspace, kInputsPerThread * BLOCK, stream,
+                   [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
+                       complete_unroll<BLOCK><<<blocks, BLOCK, BLOCK * sizeof(T), stream>>>(src, count, dst);
+                       CUDA_CHECK_LAUNCH();
+                   });
+    });
+}
+
+std::size_t complete_unroll_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
+}
+
+const Stage reduce5_stage = {
+    "reduce5", "complete_unroll", "block size as a template parameter: the tree completely unrolled",
+    64, 1024,  // the last warp adds slot tid + 32, so a block needs two warps
+    complete_unroll_workspace,
+    complete_unroll_sum<int>, complete_unroll_sum<float>, complete_unroll_sum<double>,
+    nullptr, false, false};

@@ -1,0 +1,103 @@
+// reduce6: many elements per thread: a grid-stride loop over a fixed grid
+//
+// reduce5 plus one idea. Instead of one block per 2 x BLOCK values, the launcher starts
+// only as many blocks as the GPU holds at once (SMs x resident blocks per SM, from the
+// occupancy calculator), and each thread walks the whole input with a stride of the
+// whole grid, adding in a register as it goes. Per value, the tree, the barriers and the
+// block start-up now happen once per thousands of values instead of once per 2 x BLOCK,
+// and every thread keeps loads in flight for as long as the input lasts. The grid's few
+// hundred partial sums are finished by one more launch of a single block.
+//
+// What it exposes: the shared-memory tree is now a small part of the time; what is left
+// is how many bytes each thread keeps in flight and the second launch
+// (docs/07-grid-stride.md). reduce7 attacks both.
+//
+//   run:      build/release/bin/reduce6 --n 2^26 --type float
+//   profile:  scripts/profile.sh reduce6
+
+#include "stages.h"
+
+// ---------------------------------------------------------------- the tree
+template <unsigned BLOCK, typename T>
+__device__ void tree_sum(T* shared, unsigned tid) {
+#pragma unroll
+    for (unsigned s = BLOCK / 2; s > 32; s >>= 1) {
+        if (tid < s) shared[tid] += shared[tid + s];
+        __syncthreads();  // every add of this step lands before any thread reads in the next
+    }
+}
+
+// The last six steps, by warp 0 alone. Every step reads, then writes: the first
+// __syncwarp() keeps a lane from overwriting a slot its neighbor has not read yet, the
+// second makes the writes visible to the warp before the next read.
+template <typename T>
+__device__ T last_warp_sum(T* shared, unsigned tid) {
+    T sum = shared[tid] + shared[tid + 32];
+#pragma unroll
+    for (unsigned s = 16; s > 0; s >>= 1) {
+        __syncwarp();
+        shared[tid] = sum;
+        __syncwarp();
+        sum += shared[tid + s];
+    }
+    return sum;  // lane 0 holds the block's sum
+}
+
+// ---------------------------------------------------------------- kernel
+template <unsigned BLOCK, typename T>
+__global__ void grid_stride(const T* in, std::size_t n, T* block_sums) {
+    T* shared = dynamic_shared<T>();
+    const unsigned tid = threadIdx.x;
+    const std::size_t stride = 2 * std::size_t(BLOCK) * gridDim.x;  // the whole grid's share of one step
+    T sum = T(0);
+    for (std::size_t i = blockIdx.x * (2 * std::size_t(BLOCK)) + tid; i < n; i += stride) {
+        sum += in[i];
+        if (i + BLOCK < n) sum += in[i + BLOCK];
+    }
+    shared[tid] = sum;
+    __syncthreads();
+    tree_sum<BLOCK>(shared, tid);
+    if (tid < 32) {
+        const T block_sum = last_warp_sum(shared, tid);
+        if (tid == 0) block_sums[blockIdx.x] = block_sum;
+    }
+}
+
+// ---------------------------------------------------------------- launcher
+constexpr unsigned kInputsPerThread = 2;  // per step of the grid-stride loop
+
+template <typename T>
+void grid_stride_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                     cudaStream_t stream) {
+    if (n == 0) return write_zero(out, stream);
+    dispatch_block_size<64, 1024>(config.block, [&](auto block) {
+        constexpr unsigned BLOCK = decltype(block)::value;
+        const auto kernel = grid_stride<BLOCK, T>;
+        const std::size_t shared_bytes = BLOCK * sizeof(T);
+        // A fixed grid: the blocks that fit on the GPU at once, however large n is.
+        const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
+            ceil_div(n, kInputsPerThread * BLOCK), resident_blocks(kernel, BLOCK, shared_bytes)));
+        if (blocks == 1) {
+            kernel<<<1, BLOCK, shared_bytes, stream>>>(in, n, out);
+            CUDA_CHECK_LAUNCH();
+            return;
+        }
+        T* block_sums = static_cast<T*>(workspace);
+        kernel<<<blocks, BLOCK, shared_bytes, stream>>>(in, n, block_sums);
+        CUDA_CHECK_LAUNCH();
+        // The grid-stride loop lets one block sum any number of values: here, the partials.
+        kernel<<<1, BLOCK, shared_bytes, stream>>>(block_sums, blocks, out);
+        CUDA_CHECK_LAUNCH();
+    });
+}
+
+std::size_t grid_stride_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return ceil_div(n, kInputsPerThread * config.block) * value_size;  // at most one partial per block
+}
+
+const Stage reduce6_stage = {
+    "reduce6", "grid_stride", "many elements per thread: a grid-stride loop over a grid that just fills the GPU",
+    64, 1024,  // the last warp adds slot tid + 32, so a block needs two warps
+    grid_stride_workspace,
+    grid_stride_sum<int>, grid_stride_sum<float>, grid_stride_sum<double>,
+    nullptr, false, false};

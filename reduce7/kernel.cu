@@ -1,0 +1,193 @@
+// reduce7: warp shuffles, 16-byte vector loads, and a single pass
+//
+// reduce6 plus the three ideas that take it to the memory roofline:
+//
+//  - Warp shuffles. __shfl_down_sync moves a value from one thread's register to
+//    another's within a warp, so a warp sums its 32 values in five steps with no shared
+//    memory and no barrier. Only the warps' sums (at most 32) meet in shared memory.
+//  - 16-byte loads. One instruction loads an int4, float4 or double2, so a thread keeps
+//    the same bytes in flight with a quarter of the load instructions. A vector load
+//    needs an address aligned to its size: the few elements before the first aligned one
+//    (the head) and after the last whole vector (the tail) are loaded one at a time, so
+//    any pointer works.
+//  - A single pass. Each block adds its sum into the result with one atomic (int), or the
+//    last block to finish adds up the blocks' partial sums in order (float, double: the
+//    same bits every run), so the whole reduction is one launch, not a second one that
+//    waits for the first to drain.
+//
+// The loads go in tiles: at each step a block reads kLoadsInFlight x BLOCK contiguous
+// vectors, every thread issuing all its loads before adding any. The grid is fixed, as in
+// reduce6, but never larger than the number of whole tiles, so a small input gets few
+// blocks and a cheap finish.
+//
+// --vec 1|2|4 (elements per load) and --finish two-pass|atomic|last-block select the
+// variants that docs/08-shuffles-vectors.md compares, to show what each idea is worth.
+//
+//   run:      build/release/bin/reduce7 --n 2^26 --type float
+//   variants: build/release/bin/reduce7 --vec 1 --finish two-pass
+//   profile:  scripts/profile.sh reduce7
+
+#include <cuda/atomic>
+
+#include <cstdint>
+
+#include "stages.h"
+
+// ---------------------------------------------------------------- sums in registers
+template <typename T>
+__device__ T warp_sum(T value) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+    return value;  // lane 0 holds the warp's sum
+}
+
+// Every thread of the block calls this; thread 0 gets the block's sum.
+template <unsigned BLOCK, typename T>
+__device__ T block_sum(T value) {
+    __shared__ T warp_sums[BLOCK / 32];
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    value = warp_sum(value);
+    if (lane == 0) warp_sums[warp] = value;
+    __syncthreads();
+    value = T(0);
+    if (warp == 0) value = warp_sum(lane < BLOCK / 32 ? warp_sums[lane] : T(0));
+    return value;
+}
+
+// VEC values of T loaded by one instruction: int4, float4, double2, ...
+template <typename T, int VEC> struct Vector { using type = T; };
+template <> struct Vector<int, 2> { using type = int2; };
+template <> struct Vector<int, 4> { using type = int4; };
+template <> struct Vector<float, 2> { using type = float2; };
+template <> struct Vector<float, 4> { using type = float4; };
+template <> struct Vector<double, 2> { using type = double2; };
+
+template <int VEC, typename T, typename V>
+__device__ T add_lanes(T sum, const V& vector) {
+    const T* lanes = reinterpret_cast<const T*>(&vector);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) sum += lanes[k];
+    return sum;
+}
+
+// ---------------------------------------------------------------- kernel
+constexpr int kLoadsInFlight = 4;  // independent vector loads each thread issues before adding
+
+template <unsigned BLOCK, int VEC, typename T>
+__global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out,
+                                           unsigned* blocks_done, Finish finish) {
+    using V = typename Vector<T, VEC>::type;
+
+    // Head and tail: the elements before the first address aligned for V, and after the
+    // last whole vector. Fewer than VEC each; the first threads of the grid take them.
+    const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(in) / sizeof(T) % VEC;
+    const std::size_t to_aligned = misaligned ? VEC - misaligned : 0;
+    const std::size_t head = to_aligned < n ? to_aligned : n;
+    const std::size_t vectors = (n - head) / VEC;
+    const std::size_t tail = head + vectors * VEC;
+    const std::size_t thread = blockIdx.x * std::size_t(BLOCK) + threadIdx.x;
+    T sum = T(0);
+    if (thread < head) sum += in[thread];
+    if (tail + thread < n) sum += in[tail + thread];
+
+    // The body, in tiles of kLoadsInFlight x BLOCK vectors. At each step a block reads one
+    // contiguous tile, and each thread issues all of its kLoadsInFlight loads (BLOCK
+    // vectors apart) before it adds any, so that many bytes are on their way at once.
+    const V* body = reinterpret_cast<const V*>(in + head);
+    constexpr std::size_t kTile = std::size_t(kLoadsInFlight) * BLOCK;
+    std::size_t i = blockIdx.x * kTile + threadIdx.x;
+    for (; i + (kLoadsInFlight - 1) * BLOCK < vectors; i += gridDim.x * kTile) {
+        V loaded[kLoadsInFlight];
+#pragma unroll
+        for (int k = 0; k < kLoadsInFlight; ++k) loaded[k] = body[i + k * BLOCK];
+#pragma unroll
+        for (int k = 0; k < kLoadsInFlight; ++k) sum = add_lanes<VEC>(sum, loaded[k]);
+    }
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) {  // the last tile, when the input ends inside it
+        if (i + k * BLOCK < vectors) sum = add_lanes<VEC>(sum, body[i + k * BLOCK]);
+    }
+
+    sum = block_sum<BLOCK>(sum);
+
+    // ------------------------------------------------------------ the finish
+    if (gridDim.x == 1) {  // one block: its sum is the result
+        if (threadIdx.x == 0) *out = sum;
+        return;
+    }
+    if (finish == Finish::Atomic) {  // the launcher zeroed *out; the adds land in any order
+        if (threadIdx.x == 0) atomicAdd(out, sum);
+        return;
+    }
+    if (threadIdx.x == 0) block_sums[blockIdx.x] = sum;
+    if (finish == Finish::TwoPass) return;  // the launcher sums block_sums with one more block
+
+    // Last block: every block counts itself done; the one that counts last sums the
+    // partials, in block order. The count is a release (this block's partial is visible
+    // to any block that sees the count) and an acquire (the last block sees every partial).
+    __shared__ bool is_last;
+    if (threadIdx.x == 0) {
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*blocks_done);
+        is_last = count.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+    }
+    __syncthreads();  // also orders thread 0's acquire before the other threads' reads
+    if (!is_last) return;
+    T total = T(0);
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += BLOCK) total += __ldcg(block_sums + b);
+    total = block_sum<BLOCK>(total);
+    if (threadIdx.x == 0) {
+        *out = total;
+        *blocks_done = 0;  // ready for the next launch
+    }
+}
+
+// ---------------------------------------------------------------- launcher
+constexpr std::size_t kCounterBytes = 256;  // blocks_done, then the partials, aligned
+
+// Call f(std::integral_constant<int, VEC>) for the run-time vector width: 1, 2 or 4
+// elements, at most 16 bytes (the option parser has rejected the rest).
+template <typename T, typename F>
+void dispatch_vector_width(int vec, F&& f) {
+    if (vec == 1) return f(std::integral_constant<int, 1>{});
+    if (vec == 2) return f(std::integral_constant<int, 2>{});
+    if constexpr (sizeof(T) <= 4) {
+        if (vec == 4) return f(std::integral_constant<int, 4>{});
+    }
+    throw std::invalid_argument("unsupported vector width " + std::to_string(vec));
+}
+
+template <typename T>
+void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                        cudaStream_t stream) {
+    if (n == 0) return write_zero(out, stream);
+    auto* blocks_done = static_cast<unsigned*>(workspace);
+    T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + kCounterBytes);
+    dispatch_block_size<32, 1024>(config.block, [&](auto block) {
+        dispatch_vector_width<T>(config.vec, [&](auto vec) {
+            constexpr unsigned BLOCK = decltype(block)::value;
+            constexpr int VEC = decltype(vec)::value;
+            const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T>;
+            // A fixed grid, as in reduce6, but no more blocks than whole tiles of work.
+            const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
+                ceil_div(n, std::size_t(VEC) * kLoadsInFlight * BLOCK), resident_blocks(kernel, BLOCK, 0)));
+            if (config.finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
+            kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, config.finish);
+            CUDA_CHECK_LAUNCH();
+            if (config.finish == Finish::TwoPass && blocks > 1) {
+                kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, config.finish);
+                CUDA_CHECK_LAUNCH();
+            }
+        });
+    });
+}
+
+std::size_t shuffle_vector_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return kCounterBytes + ceil_div(n, config.block) * value_size;  // at most one partial per block
+}
+
+const Stage reduce7_stage = {
+    "reduce7", "shuffle_vector_single_pass", "warp shuffles, 16-byte loads and a single pass",
+    32, 1024,  // shuffles need whole warps, nothing more
+    shuffle_vector_workspace,
+    shuffle_vector_sum<int>, shuffle_vector_sum<float>, shuffle_vector_sum<double>,
+    nullptr, true, false};

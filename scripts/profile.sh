@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Nsight Compute counters that show one lesson: the stage before and the stage itself,
+# side by side, on the first (largest) pass of each at the same size.
+#
+#   scripts/profile.sh reduce2                  # bank conflicts: reduce1 -> reduce2
+#   scripts/profile.sh reduce7 --n 2^26 --type float
+#   scripts/profile.sh reduce1 --build build/debug
+#
+# Needs ncu (Nsight Compute, part of the CUDA Toolkit) and a GPU; profiling counters may
+# need root or the driver's "profiling for all users" setting (ERR_NVGPUCTRPERM).
+# Clocks are left as they are (--clock-control none): counts do not depend on them,
+# durations do, and the device may be shared.
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: scripts/profile.sh reduceN [--n N] [--type int|float|double] [--block B] [--build DIR]
+Profiles reduce(N-1) and reduceN with the Nsight Compute metrics of reduceN's lesson and
+prints them side by side. Defaults: --n 2^22 --type int --block 256 --build build/release
+EOF
+}
+
+[[ $# -ge 1 ]] || { usage >&2; exit 2; }
+stage=$1
+shift
+n=2^22
+type=int
+block=256
+build=build/release
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --n) n=${2:?--n needs a value}; shift 2 ;;
+        --type) type=${2:?--type needs a value}; shift 2 ;;
+        --block) block=${2:?--block needs a value}; shift 2 ;;
+        --build) build=${2:?--build needs a value}; shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "profile.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+# The kernel each stage launches, as ncu names it.
+declare -A kernel=(
+    [reduce0]=interleaved_divergent [reduce1]=interleaved_convergent [reduce2]=sequential_addressing
+    [reduce3]=first_add_during_load [reduce4]=unroll_last_warp [reduce5]=complete_unroll
+    [reduce6]=grid_stride [reduce7]=shuffle_vector_single_pass)
+[[ -n ${kernel[$stage]:-} ]] || { echo "profile.sh: '$stage' is not a stage: use reduce0 ... reduce7" >&2; exit 2; }
+
+time_metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
+case $stage in
+    reduce0|reduce1)  # divergence: how many of a warp's 32 lanes each instruction used
+        lesson="warp divergence (docs/02-divergence.md)"
+        metrics=smsp__thread_inst_executed_per_inst_executed.ratio,smsp__sass_branch_targets_threads_divergent.sum,smsp__inst_executed.sum,$time_metrics ;;
+    reduce2)  # bank conflicts in shared-memory loads and stores
+        lesson="shared-memory bank conflicts (docs/03-bank-conflicts.md)"
+        metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_ld.sum,$time_metrics ;;
+    reduce3)  # half the blocks, twice the loads per thread, no idle threads in step one
+        lesson="first add during the load (docs/04-first-add.md)"
+        metrics=launch__grid_size,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,dram__bytes_read.sum,$time_metrics ;;
+    reduce4)  # barriers executed and time warps spend waiting at them
+        lesson="barriers and the last warp (docs/05-sync-removal.md)"
+        metrics=smsp__inst_executed_op_barrier.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__inst_executed.sum,$time_metrics ;;
+    reduce5)  # instructions the unrolled tree no longer needs
+        lesson="complete unrolling (docs/06-complete-unroll.md)"
+        metrics=smsp__inst_executed.sum,smsp__sass_inst_executed_op_branch.sum,smsp__inst_executed_op_barrier.sum,$time_metrics ;;
+    reduce6)  # fewer blocks, more work each: fewer instructions per byte, loads in flight
+        lesson="grid-stride loops and occupancy (docs/07-grid-stride.md)"
+        metrics=launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,$time_metrics ;;
+    reduce7)  # fewer load instructions, no shared-memory tree
+        lesson="warp shuffles and vector loads (docs/08-shuffles-vectors.md)"
+        metrics=smsp__sass_inst_executed_op_global_ld.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,smsp__inst_executed.sum,launch__grid_size,$time_metrics ;;
+esac
+
+command -v ncu >/dev/null || {
+    echo "profile.sh: ncu (Nsight Compute) not found: it ships with the CUDA Toolkit; add its folder to PATH" >&2
+    exit 3
+}
+before=$stage
+[[ $stage == reduce0 ]] || before=reduce$(( ${stage#reduce} - 1 ))
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for s in $before $stage; do
+    exe=$build/bin/$s
+    [[ -x $exe ]] || { echo "profile.sh: $exe not found: build first (README.md)" >&2; exit 3; }
+    # The first launch of the stage's kernel is its first pass, over all n values.
+    if ! ncu --clock-control none --csv --log-file "$tmp/$s.csv" --metrics "$metrics" \
+            -k "regex:^${kernel[$s]}" --launch-count 1 \
+            "$exe" --no-baseline --n "$n" --type "$type" --block "$block" --iters 1 --warmup 0 >"$tmp/$s.out" 2>&1; then
+        echo "profile.sh: ncu failed on $s:" >&2
+        tail -5 "$tmp/$s.out" "$tmp/$s.csv" >&2 2>/dev/null || true
+        exit 3
+    fi
+done
+
+# ncu's CSV: "ID",...,"Metric Name","Metric Unit","Metric Value" (fields 13, 14, 15).
+value() { awk -F'","' -v m="$2" '$13 == m { gsub(/"/, "", $15); print $15 }' "$tmp/$1.csv"; }
+unit() { awk -F'","' -v m="$2" '$13 == m { print $14 }' "$tmp/$1.csv"; }
+
+echo "$lesson: $before vs $stage, n = $n $type, block $block ($(ncu --version | tail -1))"
+printf '%-74s %-8s %16s %16s\n' metric unit "$before" "$stage"
+IFS=, read -ra names <<<"$metrics"
+for m in "${names[@]}"; do
+    printf '%-74s %-8s %16s %16s\n' "$m" "$(unit "$stage" "$m")" "$(value "$before" "$m")" "$(value "$stage" "$m")"
+done

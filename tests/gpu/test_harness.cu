@@ -1,0 +1,116 @@
+// The harness itself: the benchmark path must catch a wrong result (never report a
+// figure for a kernel that dropped an element or wrote nothing), and the yardsticks
+// (CUB, the copy) must verify too.
+#include <cuda_runtime.h>
+
+#include "benchmark.h"
+#include "gpu_test.h"
+#include "stages.h"
+
+namespace {
+
+// A broken stage: reduce0 run on all but the last element.
+template <typename T>
+void drop_last_element(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                       cudaStream_t stream) {
+    reduce0_stage.sum<T>()(in, n - 1, out, workspace, config, stream);
+}
+
+// A broken stage: reduce0, then the first element added once more.
+template <typename T>
+__global__ void add_first_again(const T* in, T* out) { *out += in[0]; }
+
+template <typename T>
+void count_first_twice(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
+                       cudaStream_t stream) {
+    reduce0_stage.sum<T>()(in, n, out, workspace, config, stream);
+    add_first_again<<<1, 1, 0, stream>>>(in, out);
+    CUDA_CHECK_LAUNCH();
+}
+
+// A broken stage: launches nothing and writes nothing.
+template <typename T>
+void write_nothing(const T*, std::size_t, T*, void*, const RunConfig&, cudaStream_t) {}
+
+std::size_t reduce0_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return reduce0_stage.workspace_bytes(n, value_size, config);
+}
+
+Stage broken_stage(const char* name, SumFn<float> sum) {
+    return Stage{name, name, "broken on purpose", 32, 1024, reduce0_workspace, nullptr, sum, nullptr,
+                 nullptr, false, false};
+}
+
+struct HarnessFixture : testing::Test {
+    void SetUp() override {
+        SKIP_WITHOUT_GPU();
+        device = std::make_unique<DeviceInfo>(open_device(0, std::nullopt));
+        flusher = std::make_unique<L2Flusher>(device->l2_bytes);
+        options.iters = 3;
+        options.warmup = 1;
+    }
+    BenchContext context() { return BenchContext{*device, options, *flusher, nullptr}; }
+
+    std::unique_ptr<DeviceInfo> device;
+    std::unique_ptr<L2Flusher> flusher;
+    Options options;
+};
+
+using Harness = HarnessFixture;
+
+TEST_F(Harness, OpenDeviceReadsTheGpu) {
+    EXPECT_FALSE(device->name.empty());
+    EXPECT_GT(device->sms, 0);
+    EXPECT_GT(device->l2_bytes, 0u);
+    ASSERT_TRUE(device->peak.gbps.has_value()) << device->peak.source;
+    EXPECT_GT(*device->peak.gbps, 100.0);
+}
+
+TEST_F(Harness, EveryBrokenStageFailsEveryRun) {
+    const Stage broken[] = {broken_stage("drop_last", drop_last_element<float>),
+                            broken_stage("count_first_twice", count_first_twice<float>),
+                            broken_stage("write_nothing", write_nothing<float>)};
+    for (std::size_t n : {std::size_t{2}, std::size_t{1000}, std::size_t{1} << 20, (std::size_t{1} << 24) + 3}) {
+        const DeviceInput<float> input = upload_input<float>(n, 7);
+        for (const Stage& stage : broken) {
+            BenchContext ctx = context();
+            const Record r = bench_stage(stage, run_config(options), input, ctx);
+            EXPECT_FALSE(r.verified) << stage.name << " n=" << n;
+            EXPECT_EQ(r.failed_runs, r.checked_runs) << stage.name << " n=" << n;
+            EXPECT_EQ(r.checked_runs, 1 + options.warmup + options.iters);
+        }
+    }
+}
+
+TEST_F(Harness, StagesCubAndCopyVerifyAndCompare) {
+    const DeviceInput<int> input = upload_input<int>((std::size_t{1} << 22) + 5, 11);
+    BenchContext ctx = context();
+    const RunConfig config = run_config(options);
+    std::vector<Record> records = {bench_stage(reduce0_stage, config, input, ctx),
+                                   bench_stage(reduce7_stage, config, input, ctx),
+                                   bench_cub(input, ctx), bench_copy(input, ctx)};
+    compare_records(records);
+    for (const Record& r : records) {
+        EXPECT_TRUE(r.verified) << r.stage << ": " << r.check;
+        EXPECT_EQ(r.runs, options.iters);
+        EXPECT_GT(r.median_ms, 0);
+        EXPECT_LE(r.min_ms, r.median_ms);
+        EXPECT_GE(r.max_ms, r.median_ms);
+        EXPECT_GT(r.gbps, 0);
+        ASSERT_TRUE(r.vs_cub.has_value() || r.stage == "copy");
+        ASSERT_TRUE(r.pct_copy.has_value());
+    }
+    EXPECT_DOUBLE_EQ(*records[0].vs_reduce0, 1.0);
+    EXPECT_EQ(records[3].bytes, 2 * input.n * sizeof(int));
+}
+
+TEST_F(Harness, ZeroElementsSumToZero) {
+    const DeviceInput<double> input = upload_input<double>(0, 1);
+    BenchContext ctx = context();
+    for (const Stage* stage : {&reduce0_stage, &reduce3_stage, &reduce6_stage, &reduce7_stage}) {
+        const Record r = bench_stage(*stage, run_config(options), input, ctx);
+        EXPECT_TRUE(r.verified) << stage->name << ": " << r.check;
+    }
+}
+
+}  // namespace

@@ -1,0 +1,78 @@
+// reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block) at every size and
+// block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
+// boundary.
+#include <string>
+#include <vector>
+
+#include "gpu_test.h"
+#include "stages.h"
+
+namespace {
+
+struct VariantCase {
+    ValueType type;
+    int vec;
+    Finish finish;
+    int block;
+    std::size_t n;
+    std::size_t offset;  // elements past a 16-byte aligned address
+};
+
+std::vector<VariantCase> variant_cases(bool misaligned) {
+    std::vector<VariantCase> cases;
+    for (ValueType type : {ValueType::Int32, ValueType::Float32, ValueType::Float64}) {
+        for (int vec : {1, 2, 4}) {
+            if (vec * type_size(type) > 16) continue;
+            for (Finish finish : {Finish::TwoPass, Finish::Atomic, Finish::LastBlock}) {
+                for (int block = reduce7_stage.min_block; block <= reduce7_stage.max_block; block *= 2) {
+                    for (std::size_t n : test_sizes()) {
+                        if (!misaligned) {
+                            cases.push_back({type, vec, finish, block, n, 0});
+                        } else if (block == 32 || block == 256 ||
+                                   (vec * type_size(type) == 16 && finish == default_finish(type))) {
+                            for (std::size_t offset : {1, 2, 3}) cases.push_back({type, vec, finish, block, n, offset});
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return cases;
+}
+
+std::string case_name(const testing::TestParamInfo<VariantCase>& info) {
+    const VariantCase& c = info.param;
+    std::string finish(finish_name(c.finish));
+    for (char& ch : finish) {
+        if (ch == '-') ch = '_';
+    }
+    return std::string(type_name(c.type)) + "_vec" + std::to_string(c.vec) + "_" + finish + "_block" +
+           std::to_string(c.block) + "_n" + std::to_string(c.n) + "_offset" + std::to_string(c.offset);
+}
+
+template <typename T>
+void expect_exact(const VariantCase& c) {
+    const RunConfig config{c.block, c.vec, c.finish, LastWarp::SyncWarp};
+    const TestInput<T> input = test_input<T>(c.n, c.offset);
+    ASSERT_EQ(reinterpret_cast<std::uintptr_t>(input.values) % 16, c.offset * sizeof(T) % 16);
+    for (const SumCheck& check : run_stage_twice(reduce7_stage, config, input, c.n)) {
+        EXPECT_TRUE(check.ok) << check.detail;
+    }
+}
+
+class Reduce7Variant : public testing::TestWithParam<VariantCase> {};
+
+TEST_P(Reduce7Variant, SumIsExact) {
+    SKIP_WITHOUT_GPU();
+    const VariantCase& c = GetParam();
+    switch (c.type) {
+        case ValueType::Int32: return expect_exact<int>(c);
+        case ValueType::Float32: return expect_exact<float>(c);
+        case ValueType::Float64: return expect_exact<double>(c);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Reduce7Aligned, Reduce7Variant, testing::ValuesIn(variant_cases(false)), case_name);
+INSTANTIATE_TEST_SUITE_P(Reduce7Misaligned, Reduce7Variant, testing::ValuesIn(variant_cases(true)), case_name);
+
+}  // namespace

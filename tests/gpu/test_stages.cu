@@ -1,0 +1,68 @@
+// Every stage x {int, float, double} x every test size x every block size it supports.
+// The data are integers, so the sum must be exact (common/input.h): one element dropped
+// or counted twice, anywhere, fails the test.
+#include <string>
+#include <vector>
+
+#include "gpu_test.h"
+#include "report.h"
+#include "stages.h"
+
+namespace {
+
+struct StageCase {
+    const Stage* stage;
+    ValueType type;
+    std::size_t n;
+    int block;
+};
+
+std::vector<StageCase> all_stage_cases() {
+    const Stage* stages[] = {&reduce0_stage, &reduce1_stage, &reduce2_stage, &reduce3_stage,
+                             &reduce4_stage, &reduce5_stage, &reduce6_stage, &reduce7_stage};
+    std::vector<StageCase> cases;
+    for (const Stage* stage : stages) {
+        for (ValueType type : {ValueType::Int32, ValueType::Float32, ValueType::Float64}) {
+            for (std::size_t n : test_sizes()) {
+                for (int block = stage->min_block; block <= stage->max_block; block *= 2) {
+                    cases.push_back({stage, type, n, block});
+                }
+            }
+        }
+    }
+    return cases;
+}
+
+std::string case_name(const testing::TestParamInfo<StageCase>& info) {
+    const StageCase& c = info.param;
+    return std::string(c.stage->name) + "_" + std::string(type_name(c.type)) + "_n" + std::to_string(c.n) +
+           "_block" + std::to_string(c.block);
+}
+
+template <typename T>
+void expect_exact(const StageCase& c) {
+    RunConfig config;  // every other knob at its default: reduce7's 16-byte loads and finish
+    config.block = c.block;
+    config.vec = static_cast<int>(16 / sizeof(T));
+    config.finish = default_finish(c.type);
+    for (const SumCheck& check : run_stage_twice(*c.stage, config, test_input<T>(c.n), c.n)) {
+        EXPECT_TRUE(check.ok) << c.stage->name << " " << type_name(c.type) << " n=" << c.n << " block=" << c.block
+                              << ": " << check.detail;
+    }
+}
+
+class StageTest : public testing::TestWithParam<StageCase> {};
+
+TEST_P(StageTest, SumIsExact) {
+    SKIP_WITHOUT_GPU();
+    const StageCase& c = GetParam();
+    switch (c.type) {
+        case ValueType::Int32: return expect_exact<int>(c);
+        case ValueType::Float32: return expect_exact<float>(c);
+        case ValueType::Float64: return expect_exact<double>(c);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, StageTest, testing::ValuesIn(all_stage_cases()), case_name);
+
+}  // namespace

@@ -1,0 +1,115 @@
+// --explain: the replay of reduce0 ... reduce3's trees against counts worked by hand, and
+// the replay's own checks (every input summed once, no races) on broken trees.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <vector>
+
+#include "explain.h"
+#include "stages.h"
+
+namespace {
+
+std::vector<unsigned> column(const TreeStats& stats, unsigned StepStats::*member) {
+    std::vector<unsigned> values;
+    for (const StepStats& s : stats.steps) values.push_back(s.*member);
+    return values;
+}
+
+TEST(Explain, PmppConvergentTreeOver1024Inputs) {
+    // PMPP's convergent kernel: 512 threads over 1024 inputs, the first add with the
+    // load. 16 warps in the first step, then 8, 4, 2 and six steps of one warp: 36
+    // warp-steps, 1152 thread slots, 1023 useful adds: about 89%.
+    const TreeTrace trace = reduce3_stage.trace(512);
+    const TreeStats stats = analyze_tree(trace);
+    EXPECT_EQ(stats.warp_steps, 36u);
+    EXPECT_EQ(stats.thread_slots, 1152u);
+    EXPECT_EQ(stats.useful_adds, 1023u);
+    EXPECT_NEAR(stats.useful_share, 1023.0 / 1152.0, 1e-12);
+    EXPECT_EQ(stats.load.adds, 512u);
+    EXPECT_EQ(column(stats, &StepStats::active_warps), (std::vector<unsigned>{8, 4, 2, 1, 1, 1, 1, 1, 1}));
+    EXPECT_TRUE(stats.sums_each_input_once);
+    EXPECT_EQ(stats.races, 0u);
+}
+
+TEST(Explain, Reduce0DivergesInEveryWarpItTouches) {
+    const TreeStats stats = analyze_tree(reduce0_stage.trace(256));
+    EXPECT_EQ(column(stats, &StepStats::stride), (std::vector<unsigned>{1, 2, 4, 8, 16, 32, 64, 128}));
+    EXPECT_EQ(column(stats, &StepStats::active_threads), (std::vector<unsigned>{128, 64, 32, 16, 8, 4, 2, 1}));
+    EXPECT_EQ(column(stats, &StepStats::active_warps), (std::vector<unsigned>{8, 8, 8, 8, 8, 4, 2, 1}));
+    EXPECT_EQ(column(stats, &StepStats::divergent_warps), (std::vector<unsigned>{8, 8, 8, 8, 8, 4, 2, 1}));
+    EXPECT_EQ(column(stats, &StepStats::worst_bank_conflict), (std::vector<unsigned>{1, 1, 1, 1, 1, 1, 1, 1}));
+    EXPECT_EQ(stats.warp_steps, 8u + 47u);  // the load, then the tree
+    EXPECT_EQ(stats.useful_adds, 255u);
+}
+
+TEST(Explain, Reduce1ConvergesButConflictsOnBanks) {
+    const TreeStats stats = analyze_tree(reduce1_stage.trace(256));
+    EXPECT_EQ(column(stats, &StepStats::active_threads), (std::vector<unsigned>{128, 64, 32, 16, 8, 4, 2, 1}));
+    EXPECT_EQ(column(stats, &StepStats::active_warps), (std::vector<unsigned>{4, 2, 1, 1, 1, 1, 1, 1}));
+    EXPECT_EQ(column(stats, &StepStats::divergent_warps), (std::vector<unsigned>{0, 0, 0, 1, 1, 1, 1, 1}));
+    // Thread tid touches word 2 s tid: the active lanes' words, 2s apart, fall into only
+    // 32 / 2s banks (at least one), so each bank serves (active lanes) / (banks) words.
+    EXPECT_EQ(column(stats, &StepStats::worst_bank_conflict), (std::vector<unsigned>{2, 4, 8, 8, 8, 4, 2, 1}));
+    EXPECT_EQ(stats.warp_steps, 8u + 12u);
+}
+
+TEST(Explain, Reduce2HasNoBankConflicts) {
+    const TreeStats stats = analyze_tree(reduce2_stage.trace(256));
+    EXPECT_EQ(column(stats, &StepStats::stride), (std::vector<unsigned>{128, 64, 32, 16, 8, 4, 2, 1}));
+    EXPECT_EQ(column(stats, &StepStats::worst_bank_conflict), (std::vector<unsigned>{1, 1, 1, 1, 1, 1, 1, 1}));
+    EXPECT_EQ(column(stats, &StepStats::active_warps), (std::vector<unsigned>{4, 2, 1, 1, 1, 1, 1, 1}));
+    EXPECT_NEAR(stats.useful_share, 255.0 / 640.0, 1e-12);
+}
+
+TEST(Explain, Reduce3PutsTheIdleHalfToWork) {
+    const TreeStats stats = analyze_tree(reduce3_stage.trace(256));
+    EXPECT_EQ(stats.load.adds, 256u);
+    EXPECT_EQ(stats.useful_adds, 511u);
+    EXPECT_NEAR(stats.useful_share, 511.0 / 640.0, 1e-12);
+}
+
+TEST(Explain, EveryTreeSumsEveryInputOnceWithoutRaces) {
+    for (const Stage* stage : {&reduce0_stage, &reduce1_stage, &reduce2_stage, &reduce3_stage}) {
+        for (unsigned block = 1; block <= 1024; block *= 2) {
+            const TreeStats stats = analyze_tree(stage->trace(block));
+            EXPECT_TRUE(stats.sums_each_input_once) << stage->name << " block " << block;
+            EXPECT_EQ(stats.races, 0u) << stage->name << " block " << block;
+            EXPECT_EQ(stats.useful_adds, block * (stage == &reduce3_stage ? 2 : 1) - 1) << stage->name;
+        }
+    }
+}
+
+TEST(Explain, BrokenTreesAreCaught) {
+    // Stops one step early: slot 0 misses half the inputs.
+    const TreeTrace short_tree = replay_tree(64, 1, [](auto& shared, unsigned tid, unsigned block, auto sync) {
+        for (unsigned s = block / 4; s > 0; s >>= 1) {
+            if (tid < s) shared[tid] += shared[tid + s];
+            sync();
+        }
+    });
+    EXPECT_FALSE(analyze_tree(short_tree).sums_each_input_once);
+    // Adds a slot into itself: counts it twice.
+    const TreeTrace doubled = replay_tree(64, 1, [](auto& shared, unsigned tid, unsigned, auto sync) {
+        if (tid == 0) shared[0] += shared[0];
+        sync();
+    });
+    EXPECT_FALSE(analyze_tree(doubled).sums_each_input_once);
+    // Every thread adds into slot 0 in the same step: a race.
+    const TreeTrace racy = replay_tree(64, 1, [](auto& shared, unsigned tid, unsigned, auto sync) {
+        if (tid > 0) shared[0] += shared[tid];
+        sync();
+    });
+    EXPECT_GT(analyze_tree(racy).races, 0u);
+}
+
+TEST(Explain, PrintsTheTable) {
+    const TreeTrace trace = reduce3_stage.trace(512);
+    std::ostringstream out;
+    print_explain(out, "reduce3", trace, analyze_tree(trace));
+    const std::string text = out.str();
+    EXPECT_NE(text.find("1023 of 1152 occupied thread slots (36 warp-steps x 32) = 88.8%"), std::string::npos) << text;
+    EXPECT_NE(text.find("every input summed exactly once: yes"), std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,208 @@
+// The command line: defaults, every accepted form, and every kind of bad input, each of
+// which must be a UsageError (exit 2, before any CUDA call) with a message naming it.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "options.h"
+
+namespace {
+
+ProgramSpec stage_spec(int min_block = 32) {
+    ProgramSpec spec;
+    spec.name = "reduce3";
+    spec.summary = "test";
+    spec.min_block = min_block;
+    spec.max_block = 1024;
+    spec.block_owner = "reduce3";
+    return spec;
+}
+
+ProgramSpec runner_spec() {
+    ProgramSpec spec = stage_spec(64);
+    spec.name = "reduce_all";
+    spec.block_owner = "every stage";
+    spec.vector_and_finish = spec.last_warp = spec.sweep = true;
+    return spec;
+}
+
+Options parse(std::vector<std::string> args, const ProgramSpec& spec = stage_spec()) {
+    return parse_options(args, spec);
+}
+
+// The message of the UsageError the arguments raise ("" if they parse).
+std::string usage_error(std::vector<std::string> args, const ProgramSpec& spec = stage_spec()) {
+    try {
+        parse_options(args, spec);
+    } catch (const UsageError& e) {
+        return e.what();
+    }
+    return "";
+}
+
+TEST(Options, Defaults) {
+    const Options o = parse({});
+    EXPECT_EQ(o.n, std::size_t{1} << 26);
+    EXPECT_EQ(o.type, ValueType::Float32);
+    EXPECT_EQ(o.block, 256);
+    EXPECT_EQ(o.iters, 20);
+    EXPECT_EQ(o.warmup, 3);
+    EXPECT_EQ(o.device, 0);
+    EXPECT_FALSE(o.peak_gbps.has_value());
+    EXPECT_TRUE(o.baseline);
+    EXPECT_EQ(o.format, OutputFormat::Table);
+    EXPECT_FALSE(o.help);
+    EXPECT_FALSE(o.finish.has_value());
+    EXPECT_EQ(effective_finish(o), Finish::LastBlock);  // float: the deterministic finish
+    Options with_int = o;
+    with_int.type = ValueType::Int32;
+    EXPECT_EQ(effective_finish(with_int), Finish::Atomic);  // int: atomics are deterministic too
+    EXPECT_EQ(effective_vec(o), 4);
+}
+
+TEST(Options, EveryOptionParses) {
+    const Options o = parse({"--n", "2^20", "--type", "double", "--block", "1024", "--iters", "7", "--warmup", "0",
+                             "--seed", "99", "--device", "1", "--peak-gbps", "3352.5", "--no-baseline", "--json"});
+    EXPECT_EQ(o.n, std::size_t{1} << 20);
+    EXPECT_EQ(o.type, ValueType::Float64);
+    EXPECT_EQ(o.block, 1024);
+    EXPECT_EQ(o.iters, 7);
+    EXPECT_EQ(o.warmup, 0);
+    EXPECT_EQ(o.seed, 99u);
+    EXPECT_EQ(o.device, 1);
+    EXPECT_DOUBLE_EQ(*o.peak_gbps, 3352.5);
+    EXPECT_FALSE(o.baseline);
+    EXPECT_EQ(o.format, OutputFormat::Json);
+    EXPECT_EQ(effective_vec(o), 2);  // 16 bytes of double
+    EXPECT_EQ(parse({"--csv"}).format, OutputFormat::Csv);
+    EXPECT_TRUE(parse({"--help"}).help);
+    EXPECT_EQ(parse({"--type", "int"}).type, ValueType::Int32);
+}
+
+TEST(Options, CountsArePlainOr2ToTheK) {
+    EXPECT_EQ(parse({"--n", "0"}).n, 0u);
+    EXPECT_EQ(parse({"--n", "1025"}).n, 1025u);
+    EXPECT_EQ(parse({"--n", "2^0"}).n, 1u);
+    EXPECT_EQ(parse({"--n", "2^30"}).n, std::size_t{1} << 30);
+    EXPECT_EQ(parse({"--n", "2147483647"}).n, 2147483647u);
+    EXPECT_EQ(parse_count("2^62"), std::size_t{1} << 62);
+    for (const char* bad : {"", "-1", "+5", "1e6", "12abc", "3^4", "2^", "^5", "2^-1", "2^63", "0x10", " 5",
+                            "99999999999999999999999"}) {
+        EXPECT_FALSE(parse_count(bad).has_value()) << bad;
+    }
+}
+
+TEST(Options, BadInputIsAUsageErrorNamingTheProblem) {
+    struct Case {
+        std::vector<std::string> args;
+        std::string expected_in_message;
+    };
+    const std::vector<Case> cases = {
+        {{"--bogus"}, "unknown option '--bogus'"},
+        {{"-n", "5"}, "unknown option '-n'"},
+        {{"--n"}, "--n needs a value"},
+        {{"--n", "-5"}, "--n takes a count"},
+        {{"--n", "abc"}, "--n takes a count"},
+        {{"--n", "2^31"}, "--n takes a count from 0 to 2^31 - 1"},
+        {{"--n", "2147483648"}, "--n takes a count"},
+        {{"--type", "half"}, "--type takes int, float or double, not 'half'"},
+        {{"--type"}, "--type needs a value"},
+        {{"--block", "100"}, "--block 100 is not supported by reduce3"},
+        {{"--block", "16"}, "power of two from 32 to 1024"},
+        {{"--block", "2048"}, "--block 2048 is not supported"},
+        {{"--block", "0"}, "--block 0 is not supported"},
+        {{"--block", "-256"}, "--block -256 is not supported"},
+        {{"--block", "256x"}, "--block 256x is not supported"},
+        {{"--iters", "0"}, "--iters takes a whole number from 1"},
+        {{"--iters", "ten"}, "--iters takes a whole number"},
+        {{"--warmup", "-1"}, "--warmup takes a whole number from 0"},
+        {{"--seed", "-3"}, "--seed takes a non-negative whole number"},
+        {{"--device", "-1"}, "--device takes a whole number"},
+        {{"--peak-gbps", "0"}, "--peak-gbps takes a positive number"},
+        {{"--peak-gbps", "fast"}, "--peak-gbps takes a positive number"},
+        {{"--peak-gbps", "inf"}, "--peak-gbps takes a positive number"},
+        {{"--csv", "--json"}, "choose one of --csv and --json"},
+        {{"--vec", "4"}, "--vec applies to reduce7 and reduce_all, not to reduce3"},
+        {{"--finish", "atomic"}, "--finish applies to reduce7"},
+        {{"--last-warp", "legacy-plain"}, "--last-warp applies to reduce4"},
+        {{"--sweep", "2^10:2^20"}, "--sweep applies to reduce_all"},
+        {{"--explain"}, "--explain applies to reduce0 ... reduce3"},
+    };
+    for (const Case& c : cases) {
+        const std::string message = usage_error(c.args);
+        EXPECT_NE(message.find(c.expected_in_message), std::string::npos)
+            << "args: " << testing::PrintToString(c.args) << "\nmessage: '" << message << "'";
+        EXPECT_EQ(message.find('\n'), std::string::npos) << "one line: " << message;
+    }
+}
+
+TEST(Options, BlockRangeComesFromTheProgram) {
+    EXPECT_EQ(parse({"--block", "32"}).block, 32);
+    EXPECT_NE(usage_error({"--block", "32"}, stage_spec(64)).find("power of two from 64 to 1024"), std::string::npos);
+    EXPECT_EQ(parse({"--block", "64"}, stage_spec(64)).block, 64);
+}
+
+TEST(Options, RunnerAndReduce7Options) {
+    const ProgramSpec spec = runner_spec();
+    const Options o = parse({"--vec", "2", "--finish", "two-pass", "--last-warp", "legacy-volatile"}, spec);
+    EXPECT_EQ(o.vec, 2);
+    EXPECT_EQ(*o.finish, Finish::TwoPass);
+    EXPECT_EQ(effective_finish(o), Finish::TwoPass);
+    EXPECT_EQ(o.last_warp, LastWarp::LegacyVolatile);
+    EXPECT_EQ(*parse({"--finish", "atomic"}, spec).finish, Finish::Atomic);
+    EXPECT_EQ(*parse({"--finish", "last-block", "--type", "int"}, spec).finish, Finish::LastBlock);
+    EXPECT_EQ(parse({"--last-warp", "legacy-plain"}, spec).last_warp, LastWarp::LegacyPlain);
+    EXPECT_NE(usage_error({"--vec", "3"}, spec).find("--vec takes 1, 2 or 4"), std::string::npos);
+    EXPECT_NE(usage_error({"--vec", "8"}, spec).find("--vec takes 1, 2 or 4"), std::string::npos);
+    EXPECT_NE(usage_error({"--vec", "4", "--type", "double"}, spec).find("16 bytes"), std::string::npos);
+    EXPECT_EQ(parse({"--vec", "2", "--type", "double"}, spec).vec, 2);
+    EXPECT_NE(usage_error({"--finish", "tree"}, spec).find("--finish takes two-pass"), std::string::npos);
+    EXPECT_NE(usage_error({"--last-warp", "lockstep"}, spec).find("--last-warp takes syncwarp"), std::string::npos);
+    EXPECT_NE(usage_error({"--n", "2^20", "--sweep", "2^10:2^12"}, spec).find("choose one of --n and --sweep"),
+              std::string::npos);
+}
+
+TEST(Options, Sweep) {
+    const SizeSweep sweep = parse_sweep("2^10:2^28");
+    EXPECT_EQ(sweep.from_log2, 10);
+    EXPECT_EQ(sweep.to_log2, 28);
+    const SizeSweep plain = parse_sweep("1024:4096");
+    EXPECT_EQ(plain.from_log2, 10);
+    EXPECT_EQ(plain.to_log2, 12);
+    EXPECT_EQ(parse_sweep("2^5:2^5").to_log2, 5);
+    const auto sweep_error = [](const char* text) {
+        try {
+            parse_sweep(text);
+        } catch (const UsageError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    EXPECT_NE(sweep_error("2^10").find("FROM:TO"), std::string::npos);
+    EXPECT_NE(sweep_error("2^20:2^10").find("FROM <= TO"), std::string::npos);
+    EXPECT_NE(sweep_error("1000:2^10").find("powers of two"), std::string::npos);
+    EXPECT_NE(sweep_error("2^10:x").find("powers of two"), std::string::npos);
+    EXPECT_NE(sweep_error("2^10:2^31").find("goes up to 2^30"), std::string::npos);
+    EXPECT_NE(sweep_error("0:2^4").find("powers of two"), std::string::npos);
+}
+
+TEST(Options, UsageTextListsWhatTheProgramTakes) {
+    const std::string stage = usage_text(stage_spec());
+    EXPECT_NE(stage.find("--n N"), std::string::npos);
+    EXPECT_NE(stage.find("exit status"), std::string::npos);
+    EXPECT_EQ(stage.find("--sweep"), std::string::npos);
+    const std::string runner = usage_text(runner_spec());
+    EXPECT_NE(runner.find("--sweep"), std::string::npos);
+    EXPECT_NE(runner.find("--finish"), std::string::npos);
+    EXPECT_NE(runner.find("from 64 to 1024"), std::string::npos);
+}
+
+TEST(Options, Names) {
+    EXPECT_EQ(type_name(ValueType::Int32), "int");
+    EXPECT_EQ(type_size(ValueType::Float64), 8u);
+    EXPECT_EQ(finish_name(Finish::TwoPass), "two-pass");
+    EXPECT_EQ(last_warp_name(LastWarp::LegacyVolatile), "legacy-volatile");
+}
+
+}  // namespace

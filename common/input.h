@@ -19,6 +19,18 @@ template <> constexpr ValueType value_type_of<int>() { return ValueType::Int32; 
 template <> constexpr ValueType value_type_of<float>() { return ValueType::Float32; }
 template <> constexpr ValueType value_type_of<double>() { return ValueType::Float64; }
 
+// Calls f(T{}) with T the C++ type of `type` (int, float, double): one switch, so that
+// code templated on T can be chosen by the run-time --type.
+template <typename F>
+decltype(auto) with_value_type(ValueType type, F&& f) {
+    switch (type) {
+        case ValueType::Int32: return f(int{});
+        case ValueType::Float32: return f(float{});
+        case ValueType::Float64: break;
+    }
+    return f(double{});
+}
+
 // Integers up to this size are exact in the type: 2^31 - 1, 2^24, 2^53.
 long long exact_integer_limit(ValueType type);
 

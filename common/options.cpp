@@ -1,6 +1,7 @@
 #include "options.h"
 
 #include <charconv>
+#include <initializer_list>
 #include <cmath>
 #include <sstream>
 
@@ -37,6 +38,20 @@ int parse_int_in_range(std::string_view option, const std::string& text, int lo,
                          std::to_string(hi) + ", not '" + text + "'");
     }
     return static_cast<int>(*value);
+}
+
+// One of a fixed set of names, e.g. "--finish takes two-pass, atomic or last-block".
+template <typename Choice>
+Choice parse_choice(const std::string& option, const std::string& text, std::initializer_list<Choice> choices,
+                    std::string_view (*name_of)(Choice)) {
+    std::string names;
+    std::size_t i = 0;
+    for (Choice choice : choices) {
+        if (text == name_of(choice)) return choice;
+        names += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(name_of(choice));
+        ++i;
+    }
+    throw UsageError(option + " takes " + names + ", not '" + text + "'");
 }
 
 }  // namespace
@@ -181,16 +196,8 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
             options.n = *n;
             n_given = true;
         } else if (option == "--type") {
-            const std::string& text = value();
-            if (text == "int" || text == "int32") {
-                options.type = ValueType::Int32;
-            } else if (text == "float" || text == "float32") {
-                options.type = ValueType::Float32;
-            } else if (text == "double" || text == "float64") {
-                options.type = ValueType::Float64;
-            } else {
-                throw UsageError("--type takes int, float or double, not '" + text + "'");
-            }
+            options.type = parse_choice(option, value(), {ValueType::Int32, ValueType::Float32, ValueType::Float64},
+                                        type_name);
         } else if (option == "--block") {
             const std::string& text = value();
             const auto block = parse_integer<long long>(text);
@@ -233,31 +240,15 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
         } else if (option == "--finish") {
             reject_unless(spec.vector_and_finish, "reduce7 and reduce_all");
             finish_given = true;
-            const std::string& text = value();
-            if (text == "two-pass") {
-                options.finish = Finish::TwoPass;
-            } else if (text == "atomic") {
-                options.finish = Finish::Atomic;
-            } else if (text == "last-block") {
-                options.finish = Finish::LastBlock;
-            } else {
-                throw UsageError("--finish takes two-pass, atomic or last-block, not '" + text + "'");
-            }
+            options.finish = parse_choice(option, value(), {Finish::TwoPass, Finish::Atomic, Finish::LastBlock},
+                                          finish_name);
         } else if (option == "--variants") {
             reject_unless(spec.vector_and_finish, "reduce7 and reduce_all");
             options.variants = true;
         } else if (option == "--last-warp") {
             reject_unless(spec.last_warp, "reduce4 and reduce_all");
-            const std::string& text = value();
-            if (text == "syncwarp") {
-                options.last_warp = LastWarp::SyncWarp;
-            } else if (text == "legacy-volatile") {
-                options.last_warp = LastWarp::LegacyVolatile;
-            } else if (text == "legacy-plain") {
-                options.last_warp = LastWarp::LegacyPlain;
-            } else {
-                throw UsageError("--last-warp takes syncwarp, legacy-volatile or legacy-plain, not '" + text + "'");
-            }
+            options.last_warp = parse_choice(
+                option, value(), {LastWarp::SyncWarp, LastWarp::LegacyVolatile, LastWarp::LegacyPlain}, last_warp_name);
         } else if (option == "--explain") {
             reject_unless(spec.explain, "reduce0 ... reduce3");
             options.explain = true;

@@ -124,11 +124,8 @@ int run_program(int argc, char** argv, const Program& program) {
             print_explain(std::cout, stage.name, trace, analyze_tree(trace));
             return 0;
         }
-        switch (options.type) {
-            case ValueType::Int32: return run_typed<int>(program, options);
-            case ValueType::Float32: return run_typed<float>(program, options);
-            case ValueType::Float64: return run_typed<double>(program, options);
-        }
+        return with_value_type(options.type,
+                               [&](auto zero) { return run_typed<decltype(zero)>(program, options); });
     } catch (const CudaError& e) {
         std::fprintf(stderr, "%s: CUDA error: %s\n", name.c_str(), e.what());
     } catch (const std::bad_alloc&) {

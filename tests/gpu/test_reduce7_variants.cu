@@ -65,11 +65,7 @@ class Reduce7Variant : public testing::TestWithParam<VariantCase> {};
 TEST_P(Reduce7Variant, SumIsExact) {
     SKIP_WITHOUT_GPU();
     const VariantCase& c = GetParam();
-    switch (c.type) {
-        case ValueType::Int32: return expect_exact<int>(c);
-        case ValueType::Float32: return expect_exact<float>(c);
-        case ValueType::Float64: return expect_exact<double>(c);
-    }
+    with_value_type(c.type, [&](auto zero) { expect_exact<decltype(zero)>(c); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Reduce7Aligned, Reduce7Variant, testing::ValuesIn(variant_cases(false)), case_name);

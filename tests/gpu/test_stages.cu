@@ -56,11 +56,7 @@ class StageTest : public testing::TestWithParam<StageCase> {};
 TEST_P(StageTest, SumIsExact) {
     SKIP_WITHOUT_GPU();
     const StageCase& c = GetParam();
-    switch (c.type) {
-        case ValueType::Int32: return expect_exact<int>(c);
-        case ValueType::Float32: return expect_exact<float>(c);
-        case ValueType::Float64: return expect_exact<double>(c);
-    }
+    with_value_type(c.type, [&](auto zero) { expect_exact<decltype(zero)>(c); });
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, StageTest, testing::ValuesIn(all_stage_cases()), case_name);

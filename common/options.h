@@ -19,7 +19,7 @@ enum class Finish {
     LastBlock,  // the last block to finish sums the partials, in order (deterministic)
 };
 
-// How reduce4 sums the last 32 values of a block (see docs/05-sync-removal.md).
+// How reduce4 sums the last 32 values of a block (see docs/04-sync-removal.md).
 enum class LastWarp {
     SyncWarp,        // correct on every GPU: __syncwarp() orders each step
     LegacyVolatile,  // pre-Volta code: volatile, no __syncwarp(); a data race since Volta

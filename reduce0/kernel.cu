@@ -8,7 +8,7 @@
 //
 // What it costs: `tid % (2 * s) == 0` picks threads spread over every warp, so at most
 // steps every warp runs with most of its lanes idle (divergence), and % is a slow,
-// many-instruction operation. docs/02-divergence.md measures both; reduce1 fixes them.
+// many-instruction operation. docs/01-divergence.md measures both; reduce1 fixes them.
 //
 //   run:      build/release/bin/reduce0 --n 2^26 --type float
 //   explain:  build/release/bin/reduce0 --explain --block 256

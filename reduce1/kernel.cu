@@ -7,7 +7,7 @@
 //
 // What it exposes: at step s, thread tid touches slot 2 * s * tid, so the 32 threads of a
 // warp hit shared-memory words 2s apart, and words 32 apart share a bank: 2-way, 4-way,
-// ... bank conflicts as s grows (docs/03-bank-conflicts.md). reduce2 fixes them.
+// ... bank conflicts as s grows (docs/02-bank-conflicts.md). reduce2 fixes them.
 //
 //   run:      build/release/bin/reduce1 --n 2^26 --type float
 //   explain:  build/release/bin/reduce1 --explain --block 256

@@ -6,7 +6,7 @@
 // 32 consecutive words, one per bank: no bank conflicts at any step.
 //
 // What it exposes: already at the first step half of the threads have nothing to add;
-// they only loaded one value each (docs/04-first-add.md). reduce3 puts them to work.
+// they only loaded one value each (docs/03-first-add.md). reduce3 puts them to work.
 //
 //   run:      build/release/bin/reduce2 --n 2^26 --type float
 //   explain:  build/release/bin/reduce2 --explain --block 256

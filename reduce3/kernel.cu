@@ -6,7 +6,7 @@
 //
 // What it exposes: the tree's last steps. Below 32 active threads only one warp works,
 // yet every step still pays a __syncthreads() for the whole block, plus the loop's own
-// instructions (docs/05-sync-removal.md). reduce4 removes those barriers.
+// instructions (docs/04-sync-removal.md). reduce4 removes those barriers.
 //
 //   run:      build/release/bin/reduce3 --n 2^26 --type float
 //   explain:  build/release/bin/reduce3 --explain --block 256

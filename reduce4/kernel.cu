@@ -11,7 +11,7 @@
 // capability 7.0) every thread has its own program counter (independent thread
 // scheduling): nothing makes a lane write its slot before its neighbor reads it, so that
 // code is a data race. `--last-warp legacy-volatile` and `legacy-plain` run it
-// (legacy_last_warp.cuh); docs/05-sync-removal.md shows the wrong sums and racecheck's
+// (legacy_last_warp.cuh); docs/04-sync-removal.md shows the wrong sums and racecheck's
 // report.
 //
 // Needs blockDim.x >= 64: the last warp starts by adding slot tid + 32.

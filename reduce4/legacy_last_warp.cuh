@@ -1,5 +1,5 @@
 // The pre-Volta last-warp unroll, kept to show what independent thread scheduling breaks.
-// Do not copy this code: it is a data race on every GPU since Volta (docs/05-sync-removal.md).
+// Do not copy this code: it is a data race on every GPU since Volta (docs/04-sync-removal.md).
 //
 // The classic version assumed that the 32 threads of a warp execute each instruction
 // together, so that every lane's `+=` lands before any lane reads for the next line.

@@ -21,7 +21,7 @@
 // blocks and a cheap finish.
 //
 // --vec 1|2|4 (elements per load) and --finish two-pass|atomic|last-block select the
-// variants that docs/08-shuffles-vectors.md compares, to show what each idea is worth.
+// variants that docs/07-shuffles-vectors.md compares, to show what each idea is worth.
 //
 //   run:      build/release/bin/reduce7 --n 2^26 --type float
 //   variants: build/release/bin/reduce7 --vec 1 --finish two-pass

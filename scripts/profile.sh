@@ -48,25 +48,25 @@ declare -A kernel=(
 time_metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed
 case $stage in
     reduce0|reduce1)  # divergence: how many of a warp's 32 lanes each instruction used (pred_on: did work)
-        lesson="warp divergence (docs/02-divergence.md)"
+        lesson="warp divergence (docs/01-divergence.md)"
         metrics=smsp__thread_inst_executed_per_inst_executed.ratio,smsp__thread_inst_executed_pred_on_per_inst_executed.ratio,smsp__sass_branch_targets_threads_divergent.sum,smsp__inst_executed.sum,$time_metrics ;;
     reduce2)  # bank conflicts in shared-memory loads and stores
-        lesson="shared-memory bank conflicts (docs/03-bank-conflicts.md)"
+        lesson="shared-memory bank conflicts (docs/02-bank-conflicts.md)"
         metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_ld.sum,$time_metrics ;;
     reduce3)  # half the blocks, twice the loads per thread, no idle threads in step one
-        lesson="first add during the load (docs/04-first-add.md)"
+        lesson="first add during the load (docs/03-first-add.md)"
         metrics=launch__grid_size,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,dram__bytes_read.sum,$time_metrics ;;
     reduce4)  # time warps spend waiting at barriers, and instructions
-        lesson="barriers and the last warp (docs/05-sync-removal.md)"
+        lesson="barriers and the last warp (docs/04-sync-removal.md)"
         metrics=smsp__warps_issue_stalled_barrier.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__inst_executed.sum,$time_metrics ;;
     reduce5)  # instructions the unrolled tree no longer needs
-        lesson="complete unrolling (docs/06-complete-unroll.md)"
+        lesson="complete unrolling (docs/05-complete-unroll.md)"
         metrics=smsp__inst_executed.sum,smsp__sass_inst_executed_op_branch.sum,smsp__warps_issue_stalled_barrier.sum,$time_metrics ;;
     reduce6)  # fewer blocks, more work each: fewer instructions per byte, loads in flight
-        lesson="grid-stride loops and occupancy (docs/07-grid-stride.md)"
+        lesson="grid-stride loops and occupancy (docs/06-grid-stride.md)"
         metrics=launch__grid_size,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,$time_metrics ;;
     reduce7)  # fewer load instructions, no shared-memory tree
-        lesson="warp shuffles and vector loads (docs/08-shuffles-vectors.md)"
+        lesson="warp shuffles and vector loads (docs/07-shuffles-vectors.md)"
         metrics=smsp__sass_inst_executed_op_global_ld.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,smsp__inst_executed.sum,launch__grid_size,$time_metrics ;;
 esac
 

@@ -9,11 +9,19 @@
 
 namespace {
 
+// "n = 67,108,864 (2^26) float values = 268.4 MB, block 256, seed 2026"
 std::string problem_line(const Options& options, std::size_t n) {
     const std::size_t bytes = n * type_size(options.type);
-    return "n = " + with_thousands(n) + (count_text(n)[0] == '2' && n > 1 ? " (" + count_text(n) + ")" : "") + " " +
+    const std::string power = count_text(n);  // "2^26", or the plain number
+    return "n = " + with_thousands(n) + (n > 1 && power.find('^') != std::string::npos ? " (" + power + ")" : "") + " " +
            std::string(type_name(options.type)) + " values = " + bytes_text(static_cast<double>(bytes)) +
            ", block " + std::to_string(options.block) + ", seed " + std::to_string(options.seed);
+}
+
+// "n = 2^10 ... 2^28 float values, block 256, seed 2026"
+std::string sweep_line(const Options& options, std::size_t from, std::size_t to) {
+    return "n = " + count_text(from) + " ... " + count_text(to) + " " + std::string(type_name(options.type)) +
+           " values, block " + std::to_string(options.block) + ", seed " + std::to_string(options.seed);
 }
 
 std::string method_line(const Options& options, const L2Flusher& flusher) {
@@ -66,8 +74,8 @@ int run_typed(const Program& program, const Options& options) {
     if (table) {
         print_header(std::cout, RunHeader{program.spec.name + ": " + program.spec.summary, describe_device(device),
                                           describe_peak(device), describe_software(device),
-                                          problem_line(options, sizes.front()) +
-                                              (options.sweep ? " ... " + count_text(sizes.back()) : ""),
+                                          options.sweep ? sweep_line(options, sizes.front(), sizes.back())
+                                                        : problem_line(options, sizes.front()),
                                           method_line(options, flusher)});
     }
     std::vector<Record> all;

@@ -2,8 +2,6 @@
 
 #include <cub/device/device_reduce.cuh>
 
-#include <cstring>
-
 #include "stats.h"
 
 namespace {

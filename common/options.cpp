@@ -1,8 +1,8 @@
 #include "options.h"
 
 #include <charconv>
-#include <initializer_list>
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
 
 namespace {

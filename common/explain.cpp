@@ -11,20 +11,30 @@ constexpr unsigned kWarp = 32;
 constexpr unsigned kBanks = 32;
 constexpr unsigned kMaxInputs = 2 * TreeRecorder::kMaxBlock;
 
-// Shared memory has 32 banks of 4-byte words; a warp's access is split into as many
-// transactions as the most distinct words any one bank must deliver (same word: broadcast).
+// A warp's access is split into as many transactions as the most distinct words any one
+// bank must deliver.
 unsigned conflict_degree(const std::vector<unsigned>& words) {
-    std::map<unsigned, std::vector<unsigned>> by_bank;
-    for (unsigned w : words) {
-        auto& in_bank = by_bank[w % kBanks];
-        if (std::find(in_bank.begin(), in_bank.end(), w) == in_bank.end()) in_bank.push_back(w);
-    }
     std::size_t worst = 0;
-    for (const auto& bank : by_bank) worst = std::max(worst, bank.second.size());
+    for (const auto& bank : words_by_bank(words)) worst = std::max(worst, bank.second.size());
     return static_cast<unsigned>(worst);
 }
 
 }  // namespace
+
+std::vector<WarpAccess> warp_accesses(const std::vector<TreeAdd>& adds, unsigned block) {
+    std::vector<WarpAccess> warps((block + kWarp - 1) / kWarp);
+    for (const TreeAdd& a : adds) {
+        warps[a.tid / kWarp].into.push_back(a.into);
+        warps[a.tid / kWarp].from.push_back(a.from);
+    }
+    return warps;
+}
+
+std::map<unsigned, std::set<unsigned>> words_by_bank(const std::vector<unsigned>& words) {
+    std::map<unsigned, std::set<unsigned>> by_bank;
+    for (unsigned w : words) by_bank[w % kBanks].insert(w);
+    return by_bank;
+}
 
 TreeStats analyze_tree(const TreeTrace& trace) {
     TreeStats stats;
@@ -51,20 +61,15 @@ TreeStats analyze_tree(const TreeTrace& trace) {
         step.active_threads = step.adds;
         if (!adds.empty()) step.stride = adds.front().from - adds.front().into;
         step.worst_bank_conflict = adds.empty() ? 0 : 1;
+        const std::vector<WarpAccess> accesses = warp_accesses(adds, block);
         for (unsigned w = 0; w < warps; ++w) {
-            std::vector<unsigned> into, from;
-            for (const TreeAdd& a : adds) {
-                if (a.tid / kWarp == w) {
-                    into.push_back(a.into);
-                    from.push_back(a.from);
-                }
-            }
-            if (into.empty()) continue;
+            const WarpAccess& access = accesses[w];
+            if (access.into.empty()) continue;
             const unsigned lanes = std::min(kWarp, block - w * kWarp);
             ++step.active_warps;
-            if (into.size() < lanes) ++step.divergent_warps;
-            step.worst_bank_conflict =
-                std::max({step.worst_bank_conflict, conflict_degree(into), conflict_degree(from)});
+            if (access.into.size() < lanes) ++step.divergent_warps;
+            step.worst_bank_conflict = std::max(
+                {step.worst_bank_conflict, conflict_degree(access.into), conflict_degree(access.from)});
         }
         // Apply the step as the barrier orders it: all reads see the slots as they were before.
         std::map<unsigned, unsigned> writes;

@@ -9,7 +9,9 @@
 
 #include <bitset>
 #include <cstddef>
+#include <map>
 #include <ostream>
+#include <set>
 #include <vector>
 
 #ifdef __CUDACC__
@@ -117,4 +119,16 @@ struct TreeStats {
 };
 
 TreeStats analyze_tree(const TreeTrace& trace);
+
+// The slots the adds of one warp write (`into`) and read (`from`) at one step; one entry
+// per warp of the block, empty for a warp with no active thread.
+struct WarpAccess {
+    std::vector<unsigned> into, from;
+};
+std::vector<WarpAccess> warp_accesses(const std::vector<TreeAdd>& adds, unsigned block);
+
+// One warp access's 4-byte words grouped by bank (word mod 32). A bank holding k > 1
+// distinct words serves them one after another: a k-way bank conflict. (The same word
+// for several lanes is a broadcast, one word.)
+std::map<unsigned, std::set<unsigned>> words_by_bank(const std::vector<unsigned>& words);
 void print_explain(std::ostream& out, const char* stage, const TreeTrace& trace, const TreeStats& stats);

@@ -102,7 +102,7 @@ if wanted legacy; then
             echo
         done
         if command -v compute-sanitizer >/dev/null; then
-            # --racecheck-report hazard counts every hazard, not just one report per code location.
+            # The default (analysis) report aggregates; --racecheck-report hazard counts every hazard.
             for report in analysis hazard; do
                 for mode in legacy-plain legacy-volatile syncwarp; do
                     echo "\$ compute-sanitizer --tool racecheck --racecheck-report $report $bin/reduce4 --no-baseline" \

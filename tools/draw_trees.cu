@@ -10,7 +10,6 @@
 // word accessed by the same warp at the same step (a bank conflict).
 #include <cstdio>
 #include <fstream>
-#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -30,20 +29,14 @@ std::string bank_color(unsigned slot) {
     return text;
 }
 
-// Slots some warp accesses at one step together with another word of the same bank.
+// Slots some warp accesses at one step together with another word of the same bank:
+// the conflicts that --explain counts (common/explain.h).
 std::set<unsigned> conflicting_slots(const std::vector<TreeAdd>& adds) {
     std::set<unsigned> conflicts;
-    for (unsigned warp = 0; warp < kBlock / 32; ++warp) {
-        for (bool into_side : {true, false}) {
-            std::map<unsigned, std::set<unsigned>> words_by_bank;
-            for (const TreeAdd& a : adds) {
-                if (a.tid / 32 == warp) {
-                    const unsigned word = into_side ? a.into : a.from;
-                    words_by_bank[word % 32].insert(word);
-                }
-            }
-            for (const auto& [bank, words] : words_by_bank) {
-                if (words.size() > 1) conflicts.insert(words.begin(), words.end());
+    for (const WarpAccess& access : warp_accesses(adds, kBlock)) {
+        for (const auto* words : {&access.into, &access.from}) {
+            for (const auto& [bank, in_bank] : words_by_bank(*words)) {
+                if (in_bank.size() > 1) conflicts.insert(in_bank.begin(), in_bank.end());
             }
         }
     }

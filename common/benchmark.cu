@@ -31,7 +31,8 @@ Record new_record(std::string stage, std::string kernel, std::string variant, co
     return r;
 }
 
-void finish_record(Record& r, const TimedRuns& runs) {
+template <typename T>
+void finish_record(Record& r, const TimedRuns& runs, const DeviceInput<T>& input) {
     const TimingStats stats = summarize(runs.ms);
     r.runs = stats.runs;
     r.median_ms = stats.median;
@@ -44,17 +45,26 @@ void finish_record(Record& r, const TimedRuns& runs) {
     r.checked_runs = runs.checked;
     r.failed_runs = runs.failed;
     r.verified = runs.failed == 0;
-    r.check = runs.failed == 0 ? "exact" : runs.first_failure;
+    r.check = runs.failed == 0 ? (input.expected.data == InputData::Integers ? "exact" : "within bound")
+                               : runs.first_failure;
+    r.data = std::string(data_name(input.expected.data));
+    r.result = runs.first_value;
+    r.reference = static_cast<double>(input.expected.reference);
+    if (input.expected.data == InputData::Uniform) {
+        r.error_ulps = error_in_ulps(static_cast<T>(runs.first_value), input.expected.reference);
+    }
+    r.distinct_results = static_cast<int>(runs.results.size());
 }
 
 template <typename T>
-SumCheck read_and_check(const T* device_result, long long exact, cudaStream_t stream) {
+SumCheck read_and_check(const T* device_result, const ExpectedSum& expected, cudaStream_t stream) {
     T got{};
     CUDA_CHECK(cudaMemcpyAsync(&got, device_result, sizeof(T), cudaMemcpyDeviceToHost, stream));
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    return check_sum(got, exact);
+    return check_sum(got, expected);
 }
 
+// The label of a stage's labelled variant; empty for a stage at its defaults.
 std::string variant_of(const Stage& stage, const RunConfig& config) {
     if (stage.takes_vec_and_finish) {
         return "vec=" + std::to_string(config.vec) + " finish=" + std::string(finish_name(config.finish));
@@ -62,19 +72,32 @@ std::string variant_of(const Stage& stage, const RunConfig& config) {
     if (stage.takes_last_warp && config.last_warp != LastWarp::SyncWarp) {
         return "last-warp=" + std::string(last_warp_name(config.last_warp));
     }
+    if (stage.takes_select && config.select != Select::Modulo) {
+        return "select=" + std::string(select_name(config.select));
+    }
+    if (stage.takes_running_sum && config.running_sum != RunningSum::Shared) {
+        return "running-sum=" + std::string(running_sum_name(config.running_sum));
+    }
     return "";
 }
 
 }  // namespace
 
 RunConfig run_config(const Options& options) {
-    return RunConfig{options.block, effective_vec(options), effective_finish(options), options.last_warp};
+    RunConfig config;
+    config.block = options.block;
+    config.vec = effective_vec(options);
+    config.finish = effective_finish(options);
+    config.last_warp = options.last_warp;
+    config.select = options.select;
+    config.running_sum = options.running_sum;
+    return config;
 }
 
 template <typename T>
-DeviceInput<T> upload_input(std::size_t n, std::uint64_t seed) {
-    const HostInput<T> host = make_input<T>(n, seed);
-    DeviceInput<T> input{n, DeviceBuffer<T>(n), host.exact_sum};
+DeviceInput<T> upload_input(std::size_t n, std::uint64_t seed, InputData data) {
+    const HostInput<T> host = make_input<T>(n, seed, data);
+    DeviceInput<T> input{n, DeviceBuffer<T>(n), host.expected};
     if (n) CUDA_CHECK(cudaMemcpy(input.values.get(), host.values.data(), n * sizeof(T), cudaMemcpyHostToDevice));
     // A copy from pageable memory may return before its DMA lands, and the timed kernels
     // run on a non-blocking stream that would not wait for it.
@@ -94,8 +117,8 @@ Record bench_stage(const Stage& stage, const RunConfig& config, const DeviceInpu
         label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
         [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
         [&] { sum(input.values.get(), input.n, result.get(), workspace.get(), config, context.stream); },
-        [&] { return read_and_check(result.get(), input.exact_sum, context.stream); });
-    finish_record(r, runs);
+        [&] { return read_and_check(result.get(), input.expected, context.stream); });
+    finish_record(r, runs, input);
     return r;
 }
 
@@ -116,8 +139,8 @@ Record bench_cub(const DeviceInput<T>& input, BenchContext& context) {
             CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, input.values.get(), result.get(),
                                               static_cast<long long>(input.n), context.stream));
         },
-        [&] { return read_and_check(result.get(), input.exact_sum, context.stream); });
-    finish_record(r, runs);
+        [&] { return read_and_check(result.get(), input.expected, context.stream); });
+    finish_record(r, runs, input);
     return r;
 }
 
@@ -148,9 +171,10 @@ Record bench_copy(const DeviceInput<T>& input, BenchContext& context) {
             // that was not copied still holds poison and spoils the exact sum.
             CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, copy.get(), copy_sum.get(),
                                               static_cast<long long>(input.n), context.stream));
-            return read_and_check(copy_sum.get(), input.exact_sum, context.stream);
+            return read_and_check(copy_sum.get(), input.expected, context.stream);
         });
-    finish_record(r, runs);
+    finish_record(r, runs, input);
+    r.error_ulps.reset();  // that would be CUB's error in summing the copy, not the copy's
     return r;
 }
 
@@ -173,7 +197,7 @@ void compare_records(std::vector<Record>& records) {
 }
 
 #define INSTANTIATE(T)                                                                 \
-    template DeviceInput<T> upload_input<T>(std::size_t, std::uint64_t);               \
+    template DeviceInput<T> upload_input<T>(std::size_t, std::uint64_t, InputData);    \
     template Record bench_stage<T>(const Stage&, const RunConfig&, const DeviceInput<T>&, BenchContext&); \
     template Record bench_cub<T>(const DeviceInput<T>&, BenchContext&);                \
     template Record bench_copy<T>(const DeviceInput<T>&, BenchContext&);

@@ -13,16 +13,16 @@
 #include "stage.h"
 #include "timing.h"
 
-// The input on the device, and its exact sum from the host (input.h).
+// The input on the device, and what its sum must be, from the host (input.h).
 template <typename T>
 struct DeviceInput {
     std::size_t n = 0;
     DeviceBuffer<T> values;
-    long long exact_sum = 0;
+    ExpectedSum expected;
 };
 
 template <typename T>
-DeviceInput<T> upload_input(std::size_t n, std::uint64_t seed);
+DeviceInput<T> upload_input(std::size_t n, std::uint64_t seed, InputData data = InputData::Integers);
 
 struct BenchContext {
     const DeviceInfo& device;
@@ -37,8 +37,9 @@ RunConfig run_config(const Options& options);
 template <typename T>
 Record bench_stage(const Stage& stage, const RunConfig& config, const DeviceInput<T>& input, BenchContext& context);
 
-// The yardsticks: CUB's DeviceReduce::Sum, and a device-to-device copy of the input, whose
-// GB/s (bytes read + bytes written) is the practical ceiling for moving data on this GPU.
+// The yardsticks: CUB's DeviceReduce::Sum, and a device-to-device copy of the input. The
+// copy's GB/s counts bytes read + bytes written: what a kernel that reads and writes gets
+// on this GPU. It is not a ceiling for a kernel that only reads (docs/00-overview.md).
 template <typename T>
 Record bench_cub(const DeviceInput<T>& input, BenchContext& context);
 template <typename T>

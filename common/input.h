@@ -1,11 +1,16 @@
-// Deterministic input whose exact sum is known.
+// Deterministic input whose sum the host knows.
 //
-// The values are nonzero integers v with 1 <= |v| <= magnitude and random signs, stored as
-// int, float or double. Why integers, also for float: every partial sum of integers is an
-// integer, and integers are exact in floating point up to 2^24 (float) and 2^53 (double).
-// So the GPU's sum must equal the exact sum, bit for bit, and because no value is zero,
-// one element dropped or counted twice always changes the result. A rounding tolerance
-// could not promise that: for float it would exceed a whole element once n passes 2^23.
+// By default the values are nonzero integers v with 1 <= |v| <= magnitude and random signs,
+// stored as int, float or double. Why integers, also for float: every partial sum of
+// integers is an integer, and integers are exact in floating point up to 2^24 (float) and
+// 2^53 (double). So the GPU's sum must equal the exact sum, bit for bit, and because no
+// value is zero, one element dropped or counted twice always changes the result. A rounding
+// tolerance could not promise that: for float it would exceed a whole element once n
+// passes 2^23.
+//
+// --data uniform gives real values uniform in [0, 1) instead (float and double), to measure
+// what rounding does to each summation order (docs/00-overview.md): their reference is the
+// sum computed in extended precision with compensation.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +18,7 @@
 #include <vector>
 
 #include "options.h"
+#include "verify.h"
 
 template <typename T> constexpr ValueType value_type_of();
 template <> constexpr ValueType value_type_of<int>() { return ValueType::Int32; }
@@ -39,15 +45,19 @@ long long exact_integer_limit(ValueType type);
 // For float beyond 2^24 elements no magnitude guarantees this; see docs/00-overview.md.
 int value_magnitude(std::size_t n, ValueType type);
 
-// Element i of the input for this seed: a pure function, so any part can be regenerated.
+// Element i of the integer input for this seed: a pure function, so any part can be regenerated.
 int input_value(std::uint64_t seed, std::size_t i, int magnitude);
+
+// Element i of the uniform input: a multiple of 2^-24 (float) or 2^-53 (double) in [0, 1).
+template <typename T>
+T uniform_value(std::uint64_t seed, std::size_t i);
 
 template <typename T>
 struct HostInput {
     std::vector<T> values;
-    long long exact_sum = 0;  // computed in 64-bit integers: exact
-    int magnitude = 1;
+    ExpectedSum expected;  // integers: the exact sum; uniform: the reference and its bound
+    int magnitude = 1;     // integers: the largest |v|
 };
 
 template <typename T>
-HostInput<T> make_input(std::size_t n, std::uint64_t seed);
+HostInput<T> make_input(std::size_t n, std::uint64_t seed, InputData data = InputData::Integers);

@@ -122,6 +122,12 @@ std::string_view last_warp_name(LastWarp mode) {
     return "?";
 }
 
+std::string_view select_name(Select select) { return select == Select::Modulo ? "modulo" : "bitmask"; }
+
+std::string_view running_sum_name(RunningSum where) { return where == RunningSum::Shared ? "shared" : "register"; }
+
+std::string_view data_name(InputData data) { return data == InputData::Integers ? "integers" : "uniform"; }
+
 Finish default_finish(ValueType type) { return type == ValueType::Int32 ? Finish::Atomic : Finish::LastBlock; }
 
 Finish effective_finish(const Options& options) { return options.finish.value_or(default_finish(options.type)); }
@@ -144,12 +150,23 @@ std::string usage_text(const ProgramSpec& spec) {
         << "  --device D        CUDA device index (default 0)\n"
         << "  --peak-gbps X     peak bandwidth to report percentages against (default: from the device)\n"
         << "  --no-baseline     do not time reduce0 in the same run (no speedup column)\n"
+        << "  --data D          integers (default: exact sums) | uniform (real values in [0, 1), float\n"
+        << "                    and double: the error against a correctly rounded sum)\n"
         << "  --csv | --json    machine-readable output, one record per timed kernel\n";
     if (spec.vector_and_finish) {
         out << "  --vec V           reduce7: elements per vector load, 1 | 2 | 4 (default: 16 bytes)\n"
             << "  --finish F        reduce7: two-pass | atomic | last-block (default: atomic for int,\n"
             << "                    last-block for float and double: the fastest that gives the same bits every run)\n"
-            << "  --variants        reduce7: time every --vec x --finish combination\n";
+            << "  --variants        time every labelled variant: reduce0's --select"
+            << (spec.running_sum ? ", reduce3's --running-sum" : "") << ", reduce7's --vec x --finish\n";
+    } else {
+        out << "  --variants        time every labelled variant: reduce0's --select"
+            << (spec.running_sum ? " and reduce3's --running-sum" : "") << "\n";
+    }
+    out << "  --select S        reduce0: modulo (default, tid % (2s) == 0) | bitmask ((tid & (2s - 1)) == 0):\n"
+        << "                    the same threads add; bitmask measures what the run-time % costs\n";
+    if (spec.running_sum) {
+        out << "  --running-sum R   reduce3: shared (default: each step reads shared[tid] again) | register\n";
     }
     if (spec.last_warp) {
         out << "  --last-warp M     reduce4: syncwarp (default) | legacy-volatile | legacy-plain;\n"
@@ -174,6 +191,8 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
     bool vec_given = false;
     bool n_given = false;
     bool finish_given = false;
+    bool select_given = false;
+    bool running_sum_given = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         auto value = [&]() -> const std::string& {
@@ -225,6 +244,8 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
             options.peak_gbps = *peak;
         } else if (option == "--no-baseline") {
             options.baseline = false;
+        } else if (option == "--data") {
+            options.data = parse_choice(option, value(), {InputData::Integers, InputData::Uniform}, data_name);
         } else if (option == "--csv") {
             csv = true;
         } else if (option == "--json") {
@@ -243,8 +264,15 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
             options.finish = parse_choice(option, value(), {Finish::TwoPass, Finish::Atomic, Finish::LastBlock},
                                           finish_name);
         } else if (option == "--variants") {
-            reject_unless(spec.vector_and_finish, "reduce7 and reduce_all");
             options.variants = true;
+        } else if (option == "--select") {  // every program times reduce0
+            select_given = true;
+            options.select = parse_choice(option, value(), {Select::Modulo, Select::Bitmask}, select_name);
+        } else if (option == "--running-sum") {
+            reject_unless(spec.running_sum, "reduce3 and reduce_all");
+            running_sum_given = true;
+            options.running_sum =
+                parse_choice(option, value(), {RunningSum::Shared, RunningSum::Register}, running_sum_name);
         } else if (option == "--last-warp") {
             reject_unless(spec.last_warp, "reduce4 and reduce_all");
             options.last_warp = parse_choice(
@@ -261,8 +289,11 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
     }
     if (csv && json) throw UsageError("choose one of --csv and --json");
     if (n_given && options.sweep) throw UsageError("choose one of --n and --sweep");
-    if (options.variants && (vec_given || finish_given)) {
-        throw UsageError("--variants times every --vec and --finish: give neither with it");
+    if (options.variants && (vec_given || finish_given || select_given || running_sum_given)) {
+        throw UsageError("--variants times every variant: give no --vec, --finish, --select or --running-sum with it");
+    }
+    if (options.data == InputData::Uniform && options.type == ValueType::Int32) {
+        throw UsageError("--data uniform needs --type float or double: uniform values in [0, 1) are not integers");
     }
     options.format = csv ? OutputFormat::Csv : json ? OutputFormat::Json : OutputFormat::Table;
     if (vec_given && options.vec * type_size(options.type) > 16) {

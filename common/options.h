@@ -26,6 +26,25 @@ enum class LastWarp {
     LegacyPlain,     // pre-Volta code without even volatile: the compiler caches values
 };
 
+// How reduce0 picks the threads that add at step s (docs/01-divergence.md). Both pick the
+// same threads; the bit mask measures what the run-time % costs on its own.
+enum class Select {
+    Modulo,   // tid % (2s) == 0: the classic code
+    Bitmask,  // (tid & (2s - 1)) == 0: the same test without a division
+};
+
+// Where reduce3 keeps a thread's running sum while the tree runs (docs/03-first-add.md).
+enum class RunningSum {
+    Shared,    // every step reads shared[tid] again: reduce2's tree, unchanged
+    Register,  // the sum stays in a register; a step reads only shared[tid + s]
+};
+
+// The values summed (common/input.h).
+enum class InputData {
+    Integers,  // nonzero integers with random signs, stored as T: every sum is exact (default)
+    Uniform,   // real values uniform in [0, 1), float or double: measures rounding error
+};
+
 enum class OutputFormat { Table, Csv, Json };
 
 constexpr std::size_t kMaxElements = 2147483647;  // 2^31 - 1: every int32 sum of +-1 values fits
@@ -51,9 +70,14 @@ struct Options {
     // reduce7 (and the runner)
     int vec = 0;  // elements per vector load; 0 = the widest 16-byte load for the type
     std::optional<Finish> finish;  // unset: default_finish(type)
-    bool variants = false;  // time every --vec x --finish combination
+    bool variants = false;  // time every labelled variant: --select, --running-sum, --vec x --finish
     // reduce4 (and the runner)
     LastWarp last_warp = LastWarp::SyncWarp;
+    // reduce0, which every program times as its baseline
+    Select select = Select::Modulo;
+    // reduce3 (and the runner)
+    RunningSum running_sum = RunningSum::Shared;
+    InputData data = InputData::Integers;
     // reduce0 ... reduce3
     bool explain = false;
     // the runner
@@ -69,6 +93,7 @@ struct ProgramSpec {
     std::string block_owner;       // who imposes the block range, for the error message
     bool vector_and_finish = false;  // --vec, --finish, --variants
     bool last_warp = false;          // --last-warp
+    bool running_sum = false;        // --running-sum
     bool explain = false;            // --explain
     bool sweep = false;              // --sweep
 };
@@ -90,6 +115,9 @@ std::string_view type_name(ValueType type);       // "int", "float", "double"
 std::size_t type_size(ValueType type);            // 4, 4, 8
 std::string_view finish_name(Finish finish);      // "two-pass", "atomic", "last-block"
 std::string_view last_warp_name(LastWarp mode);   // "syncwarp", "legacy-volatile", "legacy-plain"
+std::string_view select_name(Select select);      // "modulo", "bitmask"
+std::string_view running_sum_name(RunningSum where);  // "shared", "register"
+std::string_view data_name(InputData data);       // "integers", "uniform"
 int effective_vec(const Options& options);        // --vec, or the 16-byte width when it is 0
 // reduce7's default finish: the fastest that gives the same bits on every run. Integer
 // addition is associative, so atomics are deterministic for int; for float and double the

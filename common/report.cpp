@@ -64,6 +64,13 @@ std::string number(double value) {
 
 std::string optional_number(const std::optional<double>& value) { return value ? number(*value) : ""; }
 
+// Every digit a double needs to come back bit for bit.
+std::string full_number(double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", value);
+    return text;
+}
+
 // The fields of one record, in csv_columns() order, as CSV text (empty for a missing value).
 std::vector<std::string> fields(const Record& r) {
     return {r.stage,
@@ -87,7 +94,12 @@ std::vector<std::string> fields(const Record& r) {
             std::to_string(r.failed_runs),
             r.check,
             r.device,
-            optional_number(r.peak_gbps)};
+            optional_number(r.peak_gbps),
+            r.data,
+            full_number(r.result),
+            full_number(r.reference),
+            optional_number(r.error_ulps),
+            std::to_string(r.distinct_results)};
 }
 
 }  // namespace
@@ -96,7 +108,8 @@ const std::vector<std::string>& csv_columns() {
     static const std::vector<std::string> columns = {
         "stage",   "kernel", "variant",  "type",       "n",           "bytes",    "block",
         "runs",    "median_ms", "min_ms", "max_ms",    "gbps",        "pct_peak", "pct_copy",
-        "vs_cub",  "vs_reduce0", "verified", "checked_runs", "failed_runs", "check",   "device",   "peak_gbps"};
+        "vs_cub",  "vs_reduce0", "verified", "checked_runs", "failed_runs", "check",   "device",   "peak_gbps",
+        "data",    "result", "reference", "error_ulps", "distinct_results"};
     return columns;
 }
 
@@ -141,12 +154,19 @@ void print_table(std::ostream& out, const std::vector<Record>& records) {
     const bool show_copy = any(&Record::pct_copy);
     const bool show_cub = any(&Record::vs_cub);
     const bool show_reduce0 = any(&Record::vs_reduce0);
+    // Rounding columns: how far from the correctly rounded sum, and how many different
+    // results the runs gave (1: the same bits every run).
+    const bool show_error = any(&Record::error_ulps);
+    const bool show_distinct =
+        show_error || std::any_of(records.begin(), records.end(), [](const Record& r) { return r.distinct_results > 1; });
 
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> head = {"stage", "kernel", "median ms", "GB/s", "% peak"};
     if (show_copy) head.push_back("% copy");
     if (show_cub) head.push_back("x CUB");
     if (show_reduce0) head.push_back("x reduce0");
+    if (show_error) head.push_back("ulp error");
+    if (show_distinct) head.push_back("distinct");
     head.push_back("check");
     rows.push_back(head);
     for (const Record& r : records) {
@@ -155,6 +175,8 @@ void print_table(std::ostream& out, const std::vector<Record>& records) {
         if (show_copy) row.push_back(optional_text(r.pct_copy, 1, "%"));
         if (show_cub) row.push_back(optional_text(r.vs_cub, 2, ""));
         if (show_reduce0) row.push_back(optional_text(r.vs_reduce0, 2, ""));
+        if (show_error) row.push_back(optional_text(r.error_ulps, 1, ""));
+        if (show_distinct) row.push_back(std::to_string(r.distinct_results));
         row.push_back(check_label(r));
         rows.push_back(row);
     }
@@ -186,7 +208,8 @@ void write_json(std::ostream& out, const std::vector<Record>& records) {
     const auto& columns = csv_columns();
     // Which columns hold text, numbers or a truth value; empty optional numbers become null.
     const auto is_text = [](const std::string& c) {
-        return c == "stage" || c == "kernel" || c == "variant" || c == "type" || c == "check" || c == "device";
+        return c == "stage" || c == "kernel" || c == "variant" || c == "type" || c == "check" || c == "device" ||
+               c == "data";
     };
     out << "[";
     for (std::size_t i = 0; i < records.size(); ++i) {

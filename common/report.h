@@ -27,6 +27,11 @@ struct Record {
     int checked_runs = 0;   // every run's result is checked: the first, the warm-ups and the timed ones
     int failed_runs = 0;    // runs whose result was not the exact sum
     std::string check;      // "exact", or the first failure
+    std::string data = "integers";     // the input: "integers" or "uniform" (--data)
+    double result = 0;                 // the first run's sum
+    double reference = 0;              // the exact sum, or the correctly rounded one (uniform data)
+    std::optional<double> error_ulps;  // uniform data: |result - reference| in units in the last place
+    int distinct_results = 0;          // distinct bit patterns among every run's result (1: deterministic)
     std::string device;
     std::optional<double> peak_gbps;
 };

@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdio>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -21,9 +23,11 @@
 // The knobs a launcher reads. Most stages use only `block`.
 struct RunConfig {
     int block = 256;
-    int vec = 4;                             // reduce7: elements per vector load
-    Finish finish = Finish::LastBlock;       // reduce7
-    LastWarp last_warp = LastWarp::SyncWarp; // reduce4
+    int vec = 4;                                     // reduce7: elements per vector load
+    Finish finish = Finish::LastBlock;               // reduce7
+    LastWarp last_warp = LastWarp::SyncWarp;         // reduce4
+    Select select = Select::Modulo;                  // reduce0
+    RunningSum running_sum = RunningSum::Shared;     // reduce3
 };
 
 template <typename T>
@@ -46,6 +50,8 @@ struct Stage {
     TreeTrace (*trace)(unsigned block);
     bool takes_vec_and_finish;  // reduce7: --vec, --finish
     bool takes_last_warp;       // reduce4: --last-warp
+    bool takes_select = false;       // reduce0: --select
+    bool takes_running_sum = false;  // reduce3: --running-sum
 
     template <typename T>
     SumFn<T> sum() const {
@@ -71,6 +77,30 @@ __device__ T* dynamic_shared() {
 struct SyncThreads {
     __device__ void operator()() const { __syncthreads(); }
 };
+
+// ---------------------------------------------------------------- assignment stubs
+// In a classroom assignment (docs/classroom.md) the lines a student writes are replaced
+// by a stub that calls not_implemented(): it prints the message once (per message on the
+// host, per stage file on the GPU), and hands back `value` unchanged, so the stub compiles, runs and
+// fails verification with a line that says why. The reference stages never call it.
+namespace assignment_stub {
+[[maybe_unused]] static __device__ int reported_on_device = 0;  // one per stage file: `static` in a header
+}  // namespace assignment_stub
+
+__host__ __device__ inline void not_implemented(const char* message) {
+#ifdef __CUDA_ARCH__
+    if (atomicExch(&assignment_stub::reported_on_device, 1) == 0) printf("%s\n", message);
+#else
+    static std::set<std::string> reported;
+    if (reported.insert(message).second) std::fprintf(stderr, "%s\n", message);
+#endif
+}
+
+template <typename T>
+__host__ __device__ T not_implemented(T value, const char* message) {
+    not_implemented(message);
+    return value;
+}
 
 // ---------------------------------------------------------------- helpers for launchers
 

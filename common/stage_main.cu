@@ -9,19 +9,26 @@
 
 namespace {
 
+// " (uniform in [0, 1))" for --data uniform; nothing for the default integers
+std::string data_note(const Options& options) {
+    return options.data == InputData::Uniform ? " (uniform in [0, 1), checked against a correctly rounded sum)" : "";
+}
+
 // "n = 67,108,864 (2^26) float values = 268.4 MB, block 256, seed 2026"
 std::string problem_line(const Options& options, std::size_t n) {
     const std::size_t bytes = n * type_size(options.type);
     const std::string power = count_text(n);  // "2^26", or the plain number
     return "n = " + with_thousands(n) + (n > 1 && power.find('^') != std::string::npos ? " (" + power + ")" : "") + " " +
-           std::string(type_name(options.type)) + " values = " + bytes_text(static_cast<double>(bytes)) +
-           ", block " + std::to_string(options.block) + ", seed " + std::to_string(options.seed);
+           std::string(type_name(options.type)) + " values" + data_note(options) + " = " +
+           bytes_text(static_cast<double>(bytes)) + ", block " + std::to_string(options.block) + ", seed " +
+           std::to_string(options.seed);
 }
 
 // "n = 2^10 ... 2^28 float values, block 256, seed 2026"
 std::string sweep_line(const Options& options, std::size_t from, std::size_t to) {
     return "n = " + count_text(from) + " ... " + count_text(to) + " " + std::string(type_name(options.type)) +
-           " values, block " + std::to_string(options.block) + ", seed " + std::to_string(options.seed);
+           " values" + data_note(options) + ", block " + std::to_string(options.block) + ", seed " +
+           std::to_string(options.seed);
 }
 
 std::string method_line(const Options& options, const L2Flusher& flusher) {
@@ -31,26 +38,48 @@ std::string method_line(const Options& options, const L2Flusher& flusher) {
            " read); each run is the whole reduction to one value, and every run's result is checked";
 }
 
+// A stage's labelled variants, default first: reduce0's --select, reduce3's
+// --running-sum, reduce7's --vec x --finish; a stage without any has just its default.
+std::vector<RunConfig> variants_of(const Stage& stage, const Options& options) {
+    const RunConfig config = run_config(options);
+    std::vector<RunConfig> variants;
+    if (stage.takes_select) {
+        for (Select select : {Select::Modulo, Select::Bitmask}) {
+            variants.push_back(config);
+            variants.back().select = select;
+        }
+    } else if (stage.takes_running_sum) {
+        for (RunningSum where : {RunningSum::Shared, RunningSum::Register}) {
+            variants.push_back(config);
+            variants.back().running_sum = where;
+        }
+    } else if (stage.takes_vec_and_finish) {
+        for (int vec : {1, 2, 4}) {
+            if (vec * type_size(options.type) > 16) continue;
+            for (Finish finish : {Finish::TwoPass, Finish::Atomic, Finish::LastBlock}) {
+                variants.push_back(config);
+                variants.back().vec = vec;
+                variants.back().finish = finish;
+            }
+        }
+    } else {
+        variants.push_back(config);
+    }
+    return variants;
+}
+
 // What to time, in order: each stage with the options' config, reduce0 unless
-// --no-baseline, and with --variants every vector width and finish of reduce7.
+// --no-baseline, and with --variants every labelled variant of each stage.
 std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& program, const Options& options) {
     std::vector<std::pair<const Stage*, RunConfig>> kernels;
     for (const Stage* stage : program.stages) {
         const bool only_baseline = stage == &reduce0_stage && program.stages.size() > 1;
         if (!options.baseline && only_baseline) continue;
-        if (!(options.variants && stage->takes_vec_and_finish)) {
+        if (!options.variants) {
             kernels.emplace_back(stage, run_config(options));
             continue;
         }
-        for (int vec : {1, 2, 4}) {
-            if (vec * type_size(options.type) > 16) continue;
-            for (Finish finish : {Finish::TwoPass, Finish::Atomic, Finish::LastBlock}) {
-                RunConfig config = run_config(options);
-                config.vec = vec;
-                config.finish = finish;
-                kernels.emplace_back(stage, config);
-            }
-        }
+        for (const RunConfig& config : variants_of(*stage, options)) kernels.emplace_back(stage, config);
     }
     return kernels;
 }
@@ -81,7 +110,7 @@ int run_typed(const Program& program, const Options& options) {
     std::vector<Record> all;
     bool all_verified = true;
     for (std::size_t n : sizes) {
-        const DeviceInput<T> input = upload_input<T>(n, options.seed);
+        const DeviceInput<T> input = upload_input<T>(n, options.seed, options.data);
         std::vector<Record> records;
         for (const auto& [stage, config] : kernels) records.push_back(bench_stage(*stage, config, input, context));
         if (program.yardsticks) {
@@ -105,7 +134,12 @@ int run_typed(const Program& program, const Options& options) {
         std::cout << "\nGB/s = n x " << type_size(options.type)
                   << " bytes / median time (the copy: 2 x that, read + write). x reduce0, x CUB: their median time /"
                      " this median time.\n";
-        if (!all_verified) std::cout << "Some results were not the exact sum: see the check column.\n";
+        if (options.data == InputData::Uniform) {
+            std::cout << "ulp error: how far the first run's result is from the correctly rounded sum, in units in the"
+                         " last place.\ndistinct: how many different results the "
+                      << 1 + options.warmup + options.iters << " runs gave (1: the same bits every run).\n";
+        }
+        if (!all_verified) std::cout << "Some results failed verification: see the check column.\n";
     }
     return all_verified ? 0 : 1;
 }
@@ -153,6 +187,7 @@ int stage_main(int argc, char** argv, const Stage& stage, bool with_yardsticks) 
     program.spec.block_owner = stage.name;
     program.spec.vector_and_finish = stage.takes_vec_and_finish;
     program.spec.last_warp = stage.takes_last_warp;
+    program.spec.running_sum = stage.takes_running_sum;
     program.spec.explain = stage.trace != nullptr;
     if (&stage != &reduce0_stage) program.stages.push_back(&reduce0_stage);
     program.stages.push_back(&stage);

@@ -4,6 +4,8 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,9 @@ struct TimedRuns {
     int checked = 0;             // every run: the first, the warm-ups, the timed ones
     int failed = 0;
     std::string first_failure;   // empty when every run was exact
+    std::string first_detail;    // the first run's verdict ("exact", "within the rounding bound ...")
+    double first_value = 0;      // the first run's result
+    std::set<std::uint64_t> results;  // the distinct bit patterns of every run's result
 };
 
 // Runs `run` 1 + warmup + iters times. Before each: `prepare` (e.g. poison the output),
@@ -77,6 +82,11 @@ TimedRuns time_runs(const std::string& label, int warmup, int iters, L2Flusher& 
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
         const SumCheck verdict = check();
+        if (result.checked == 0) {
+            result.first_detail = verdict.detail;
+            result.first_value = verdict.value;
+        }
+        result.results.insert(verdict.bits);
         ++result.checked;
         if (!verdict.ok && result.failed++ == 0) result.first_failure = verdict.detail;
         if (i >= 1 + warmup) result.ms.push_back(ms);

@@ -7,35 +7,43 @@
 // until one value is left.
 //
 // What it costs: `tid % (2 * s) == 0` picks threads spread over every warp, so at most
-// steps every warp runs with most of its lanes idle (divergence), and % is a slow,
-// many-instruction operation. docs/01-divergence.md measures both; reduce1 fixes them.
+// steps every warp issues the step's instructions for a few busy lanes (divergence), and
+// % by a run-time value is a slow, many-instruction operation. `--select bitmask` runs the
+// same test as (tid & (2s - 1)) == 0, with no division, so that the two costs can be
+// measured apart (docs/01-divergence.md); reduce1 removes the divergence.
 //
 //   run:      build/release/bin/reduce0 --n 2^26 --type float
+//   variants: build/release/bin/reduce1 --variants --type int --n 2^22
 //   explain:  build/release/bin/reduce0 --explain --block 256
-//   profile:  scripts/profile.sh reduce0
+//   profile:  scripts/profile.sh reduce1
 
 #include "stages.h"
+
+namespace {  // this stage's own helpers: other stages define functions of the same names
 
 // ---------------------------------------------------------------- the tree
 // Written once for two callers: the kernel (shared = the block's shared memory, sync =
 // __syncthreads) and --explain, which replays it on the host (common/explain.h).
-template <typename Shared, typename Sync>
+template <Select SELECT, typename Shared, typename Sync>
 __host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, Sync sync) {
     for (unsigned s = 1; s < block; s *= 2) {
-        if (tid % (2 * s) == 0) shared[tid] += shared[tid + s];
+        const bool adds = SELECT == Select::Modulo ? tid % (2 * s) == 0 : (tid & (2 * s - 1)) == 0;
+        if (adds) shared[tid] += shared[tid + s];
         sync();  // every add of this step lands before any thread reads in the next
     }
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------- kernel
-template <typename T>
+template <typename T, Select SELECT = Select::Modulo>
 __global__ void interleaved_divergent(const T* in, std::size_t n, T* block_sums) {
     T* shared = dynamic_shared<T>();
     const unsigned tid = threadIdx.x;
     const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + tid;
     shared[tid] = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
     __syncthreads();
-    tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    tree_sum<SELECT>(shared, tid, blockDim.x, SyncThreads{});
     if (tid == 0) block_sums[blockIdx.x] = shared[0];
 }
 
@@ -46,9 +54,12 @@ template <typename T>
 void interleaved_divergent_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                                cudaStream_t stream) {
     const unsigned block = config.block;
+    // --select picks the test; the default is the classic %.
+    const auto kernel = config.select == Select::Modulo ? interleaved_divergent<T, Select::Modulo>
+                                                        : interleaved_divergent<T, Select::Bitmask>;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
-                   interleaved_divergent<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
+                   kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
                    CUDA_CHECK_LAUNCH();
                });
 }
@@ -58,8 +69,9 @@ std::size_t interleaved_divergent_workspace(std::size_t n, std::size_t value_siz
 }
 
 TreeTrace interleaved_divergent_trace(unsigned block) {
-    return replay_tree(block, kInputsPerThread,
-                       [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
+    return replay_tree(block, kInputsPerThread, [](auto& shared, unsigned tid, unsigned b, auto sync) {
+        tree_sum<Select::Modulo>(shared, tid, b, sync);
+    });
 }
 
 const Stage reduce0_stage = {
@@ -67,4 +79,4 @@ const Stage reduce0_stage = {
     32, 1024,  // any power-of-two block: the tree halves it down to one
     interleaved_divergent_workspace,
     interleaved_divergent_sum<int>, interleaved_divergent_sum<float>, interleaved_divergent_sum<double>,
-    interleaved_divergent_trace, false, false};
+    interleaved_divergent_trace, false, false, /*takes_select=*/true};

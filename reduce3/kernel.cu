@@ -4,6 +4,9 @@
 // before storing the sum into shared memory. A block now covers 2 x blockDim.x values:
 // half as many blocks, and no thread is idle at the first step of the work.
 //
+// `--running-sum register` keeps each thread's running sum in a register during the tree
+// (register_running_sum.cuh), a labelled variant that docs/03-first-add.md measures.
+//
 // What it exposes: the tree's last steps. Below 32 active threads only one warp works,
 // yet every step still pays a __syncthreads() for the whole block, plus the loop's own
 // instructions (docs/04-sync-removal.md). reduce4 removes those barriers.
@@ -13,6 +16,10 @@
 //   profile:  scripts/profile.sh reduce3
 
 #include "stages.h"
+
+namespace {  // this stage's own helpers: other stages define functions of the same names
+
+#include "register_running_sum.cuh"
 
 // ---------------------------------------------------------------- the tree
 // Written once for two callers: the kernel (shared = the block's shared memory, sync =
@@ -25,17 +32,27 @@ __host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, 
     }
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------- kernel
-template <typename T>
+template <typename T, RunningSum WHERE = RunningSum::Shared>
 __global__ void first_add_during_load(const T* in, std::size_t n, T* block_sums) {
     T* shared = dynamic_shared<T>();
     const unsigned tid = threadIdx.x;
+    // solution (assignment 3): each thread loads two inputs, blockDim.x apart, and stores their sum
     const std::size_t i = blockIdx.x * (2 * std::size_t(blockDim.x)) + tid;
     T sum = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
     if (i + blockDim.x < n) sum += in[i + blockDim.x];
     shared[tid] = sum;
+    // stub: const T sum = not_implemented(T(0), "reduce3: the first add during the load is not implemented yet (assignment 3)");
+    // stub: shared[tid] = sum;
+    // end solution
     __syncthreads();
-    tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    if (WHERE == RunningSum::Shared) {
+        tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    } else {
+        register_tree_sum(shared, sum, tid, blockDim.x);
+    }
     if (tid == 0) block_sums[blockIdx.x] = shared[0];
 }
 
@@ -46,9 +63,12 @@ template <typename T>
 void first_add_during_load_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                                cudaStream_t stream) {
     const unsigned block = config.block;
+    // --running-sum picks where the tree keeps a thread's sum; the default is reduce2's tree.
+    const auto kernel = config.running_sum == RunningSum::Shared ? first_add_during_load<T, RunningSum::Shared>
+                                                                 : first_add_during_load<T, RunningSum::Register>;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
-                   first_add_during_load<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
+                   kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
                    CUDA_CHECK_LAUNCH();
                });
 }
@@ -67,4 +87,4 @@ const Stage reduce3_stage = {
     32, 1024,  // any power-of-two block: the tree halves it down to one
     first_add_during_load_workspace,
     first_add_during_load_sum<int>, first_add_during_load_sum<float>, first_add_during_load_sum<double>,
-    first_add_during_load_trace, false, false};
+    first_add_during_load_trace, false, false, false, /*takes_running_sum=*/true};

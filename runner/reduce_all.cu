@@ -1,4 +1,4 @@
-// reduce_all: all eight stages on the same input, next to CUB's DeviceReduce::Sum and a
+// reduce_all: every stage on the same input, next to CUB's DeviceReduce::Sum and a
 // device-to-device copy, in one table; with --sweep, at every size from 2^FROM to 2^TO.
 //
 //   build/release/bin/reduce_all                        # n = 2^26 floats
@@ -12,25 +12,24 @@
 
 int main(int argc, char** argv) {
     Program program;
-    program.stages = {&reduce0_stage, &reduce1_stage, &reduce2_stage, &reduce3_stage,
-                      &reduce4_stage, &reduce5_stage, &reduce6_stage, &reduce7_stage};
+    program.stages = all_stages();
     program.yardsticks = true;
     program.spec.name = "reduce_all";
-    program.spec.summary = "the eight stages, CUB's DeviceReduce::Sum and a device copy, on the same input";
+    program.spec.summary = "every stage, CUB's DeviceReduce::Sum and a device copy, on the same input";
     // One --block for all: the sizes every stage supports.
+    std::string narrower;  // the stages that narrow the range, for the error message
     for (const Stage* stage : program.stages) {
         program.spec.min_block = std::max(program.spec.min_block, stage->min_block);
         program.spec.max_block = std::min(program.spec.max_block, stage->max_block);
-    }
-    std::string narrower;  // the stages that narrow the range, for the error message
-    for (const Stage* stage : program.stages) {
         if (stage->min_block > 32 || stage->max_block < 1024) {
             narrower += (narrower.empty() ? "" : ", ") + std::string(stage->name);
         }
+        // The options of a stage's variants, for the stages this tree has.
+        program.spec.vector_and_finish = program.spec.vector_and_finish || stage->takes_vec_and_finish;
+        program.spec.last_warp = program.spec.last_warp || stage->takes_last_warp;
+        program.spec.running_sum = program.spec.running_sum || stage->takes_running_sum;
     }
-    program.spec.block_owner = "every stage (" + narrower + " narrow the range)";
-    program.spec.vector_and_finish = true;  // for reduce7
-    program.spec.last_warp = true;          // for reduce4
+    program.spec.block_owner = narrower.empty() ? "every stage" : "every stage (" + narrower + " narrow the range)";
     program.spec.sweep = true;
     return run_program(argc, argv, program);
 }

@@ -1,27 +1,29 @@
 #!/usr/bin/env bash
 # Re-measures every GPU figure that README.md and docs/ quote, on this machine's GPU, with
 # the release build (build it first: README.md). Each output file starts with the command
-# that produced it.
+# that produced it, or (CSV) is named with it below.
 #
 #   scripts/reproduce_results.sh [OUTDIR [PART ...]]     # default: docs/results, every part
 #
 # PARTs and what they write into OUTDIR:
 #   readme     readme_table.txt    reduce_all at its defaults (the README's first command)
-#   lessons    lessons_int.txt     reduce_all --type int --n 2^22 (the lesson chapters' size)
-#   results    results.csv         reduce_all at 2^20 ... 2^28, int and float, 100 timed runs each
+#   results    results.csv         reduce_all --variants at 2^20, 2^22 ... 2^28, int and float,
+#                                  100 timed runs each, three repetitions (the spread)
 #   targets    targets.csv         reduce7, CUB and the copy at 2^20 ... 2^29, three repetitions
-#   variants   variants.txt        reduce7 --variants at 2^20 and 2^28, int and float
+#   rounding   rounding.csv        reduce_all --variants --data uniform, float and double, 2^20 ... 2^28
 #   sweeps     sweep_int.csv, sweep_float.csv   reduce_all --sweep 2^10:2^29
-#   profiles   profiles.txt        scripts/profile.sh reduce1 ... reduce7 (needs ncu)
+#   profiles   profiles.txt, profiles.csv       scripts/profile.sh reduce1 ... reduce7 (needs ncu)
 #   legacy     legacy.txt          reduce4's legacy last warp: sums, racecheck (needs compute-sanitizer)
 #   explain    explain.txt         reduce0 ... reduce3 --explain
+#   sass       sass_*.txt          scripts/sass.sh: the SASS the chapters quote (needs cuobjdump)
+#   timeline   timeline.txt        scripts/timeline.sh (needs nsys)
 #   plot       docs/img/sweep.png  from the sweeps (needs matplotlib)
 # and always environment.txt: GPU, driver, CUDA, commit, date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results}
 shift || true
-parts=${*:-readme lessons results targets variants sweeps profiles legacy explain plot}
+parts=${*:-readme results targets rounding sweeps profiles legacy explain sass timeline plot}
 bin=build/release/bin
 [[ -x $bin/reduce_all ]] || { echo "reproduce_results.sh: $bin/reduce_all not found: build first (README.md)" >&2; exit 3; }
 mkdir -p "$out"
@@ -49,13 +51,14 @@ cat "$out/environment.txt"
 $bin/reduce_all --n 2^28 --iters 5 --warmup 1 >/dev/null
 
 if wanted readme; then run $bin/reduce_all | tee "$out/readme_table.txt"; fi
-if wanted lessons; then run $bin/reduce_all --type int --n 2^22 >"$out/lessons_int.txt"; fi
 
 if wanted results; then
     rm -f "$out/results.csv"
-    for type in int float; do
-        for k in 20 22 24 26 28; do
-            csv_into "$out/results.csv" $bin/reduce_all --type $type --n 2^$k --iters 100 --csv
+    for repetition in 1 2 3; do
+        for type in int float; do
+            for k in 20 22 24 26 28; do
+                csv_into "$out/results.csv" $bin/reduce_all --variants --type $type --n 2^$k --iters 100 --csv
+            done
         done
     done
 fi
@@ -71,10 +74,13 @@ if wanted targets; then
     done
 fi
 
-if wanted variants; then
-    for type in int float; do
-        for k in 20 28; do run $bin/reduce7 --variants --no-baseline --type $type --n 2^$k --iters 50; echo; done
-    done >"$out/variants.txt"
+if wanted rounding; then
+    rm -f "$out/rounding.csv"
+    for type in float double; do
+        for k in 20 22 24 26 28; do
+            csv_into "$out/rounding.csv" $bin/reduce_all --variants --data uniform --type $type --n 2^$k --iters 20 --csv
+        done
+    done
 fi
 
 if wanted sweeps; then
@@ -85,9 +91,11 @@ fi
 
 if wanted profiles; then
     if command -v ncu >/dev/null; then
+        rm -f "$out/profiles.csv"
         for stage in reduce1 reduce2 reduce3 reduce4 reduce5 reduce6 reduce7; do
             run scripts/profile.sh $stage
             echo
+            csv_into "$out/profiles.csv" scripts/profile.sh $stage --csv
         done >"$out/profiles.txt" 2>&1
     else
         echo "ncu not found: no profiles" | tee "$out/profiles.txt"
@@ -119,6 +127,23 @@ if wanted explain; then
     for stage in reduce0 reduce1 reduce2 reduce3; do
         for block in 256 512; do run $bin/$stage --explain --block $block; echo; done
     done >"$out/explain.txt"
+fi
+
+if wanted sass; then
+    if command -v cuobjdump >/dev/null; then
+        # The kernels for int; reduce0 with its % and with the bit mask, reduce4 with __syncwarp().
+        run scripts/sass.sh reduce0 'interleaved_divergent<int, (Select)0>' >"$out/sass_reduce0_modulo.txt"
+        run scripts/sass.sh reduce0 'interleaved_divergent<int, (Select)1>' >"$out/sass_reduce0_bitmask.txt"
+        run scripts/sass.sh reduce1 'interleaved_convergent<int>' >"$out/sass_reduce1.txt"
+        run scripts/sass.sh reduce4 'unroll_last_warp<int, (LastWarp)0>' >"$out/sass_reduce4_syncwarp.txt"
+        run scripts/sass.sh reduce4 'unroll_last_warp<int, (LastWarp)1>' >"$out/sass_reduce4_legacy_volatile.txt"
+    else
+        echo "cuobjdump not found: no SASS" | tee "$out/sass_reduce1.txt"
+    fi
+fi
+
+if wanted timeline; then
+    { run scripts/timeline.sh --n 2^24 --type int || echo "timeline.sh failed (exit $?)"; } >"$out/timeline.txt" 2>&1
 fi
 
 if wanted plot; then

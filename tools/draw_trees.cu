@@ -1,4 +1,4 @@
-// draw_trees: the addressing diagrams of reduce0 ... reduce3, drawn as SVG from the same
+// draw_trees: the addressing diagrams of reduce0 ... reduce3 (the stages with a tree to replay), drawn as SVG from the same
 // replay of each kernel's tree_sum that --explain prints (common/explain.h), so a picture
 // cannot drift from its kernel.
 //
@@ -110,7 +110,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "usage: draw_trees OUTPUT_DIR\n");
         return 2;
     }
-    for (const Stage* stage : {&reduce0_stage, &reduce1_stage, &reduce2_stage, &reduce3_stage}) {
+    for (const Stage* stage : all_stages()) {
+        if (!stage->trace) continue;  // reduce4 on: no shared-memory tree to replay
         const std::string path = std::string(argv[1]) + "/" + stage->name + "_tree.svg";
         std::ofstream out(path);
         out << draw(*stage);

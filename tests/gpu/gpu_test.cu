@@ -39,7 +39,7 @@ TestInput<T> test_input(std::size_t n, std::size_t offset) {
     auto& slot = cache[{n, offset}];
     if (!slot) {
         const HostInput<T> host = make_input<T>(n, /*seed=*/n * 7 + offset + 1);
-        slot = std::make_unique<Cached>(Cached{DeviceBuffer<T>(n + offset + 1), host.exact_sum});
+        slot = std::make_unique<Cached>(Cached{DeviceBuffer<T>(n + offset + 1), host.expected.exact});
         if (n) {
             CUDA_CHECK(cudaMemcpy(slot->buffer.get() + offset, host.values.data(), n * sizeof(T),
                                   cudaMemcpyHostToDevice));

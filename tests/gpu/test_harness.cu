@@ -87,11 +87,13 @@ TEST_F(Harness, StagesCubAndCopyVerifyAndCompare) {
     BenchContext ctx = context();
     const RunConfig config = run_config(options);
     std::vector<Record> records = {bench_stage(reduce0_stage, config, input, ctx),
-                                   bench_stage(reduce7_stage, config, input, ctx),
+                                   bench_stage(*all_stages().back(), config, input, ctx),
                                    bench_cub(input, ctx), bench_copy(input, ctx)};
     compare_records(records);
     for (const Record& r : records) {
         EXPECT_TRUE(r.verified) << r.stage << ": " << r.check;
+        EXPECT_EQ(r.distinct_results, 1) << r.stage;  // integer data: the same exact sum every run
+        EXPECT_EQ(r.result, static_cast<double>(input.expected.exact)) << r.stage;
         EXPECT_EQ(r.runs, options.iters);
         EXPECT_GT(r.median_ms, 0);
         EXPECT_LE(r.min_ms, r.median_ms);
@@ -107,7 +109,7 @@ TEST_F(Harness, StagesCubAndCopyVerifyAndCompare) {
 TEST_F(Harness, ZeroElementsSumToZero) {
     const DeviceInput<double> input = upload_input<double>(0, 1);
     BenchContext ctx = context();
-    for (const Stage* stage : {&reduce0_stage, &reduce3_stage, &reduce6_stage, &reduce7_stage}) {
+    for (const Stage* stage : all_stages()) {
         const Record r = bench_stage(*stage, run_config(options), input, ctx);
         EXPECT_TRUE(r.verified) << stage->name << ": " << r.check;
     }

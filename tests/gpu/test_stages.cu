@@ -1,4 +1,4 @@
-// Every stage x {int, float, double} x every test size x every block size it supports.
+// Every stage of this tree x {int, float, double} x every test size x every block size it supports.
 // The data are integers, so the sum must be exact (common/input.h): one element dropped
 // or counted twice, anywhere, fails the test.
 #include <string>
@@ -18,10 +18,8 @@ struct StageCase {
 };
 
 std::vector<StageCase> all_stage_cases() {
-    const Stage* stages[] = {&reduce0_stage, &reduce1_stage, &reduce2_stage, &reduce3_stage,
-                             &reduce4_stage, &reduce5_stage, &reduce6_stage, &reduce7_stage};
     std::vector<StageCase> cases;
-    for (const Stage* stage : stages) {
+    for (const Stage* stage : all_stages()) {
         for (ValueType type : {ValueType::Int32, ValueType::Float32, ValueType::Float64}) {
             for (std::size_t n : test_sizes()) {
                 for (int block = stage->min_block; block <= stage->max_block; block *= 2) {

@@ -54,7 +54,7 @@ TEST(Input, ValuesAreNonzeroBoundedDeterministicAndSumExactly) {
             positives += v > 0;
             sum += static_cast<long long>(v);
         }
-        EXPECT_EQ(a.exact_sum, sum);
+        EXPECT_EQ(a.expected.exact, sum);
         if (n >= 1000) {  // both signs, roughly half each
             EXPECT_GT(positives, static_cast<int>(n * 4 / 10));
             EXPECT_LT(positives, static_cast<int>(n * 6 / 10));
@@ -66,11 +66,11 @@ TEST(Input, ValuesAreNonzeroBoundedDeterministicAndSumExactly) {
 template <typename T>
 void expect_drop_and_double_caught(std::size_t n) {
     const HostInput<T> input = make_input<T>(n, n + 3);
-    ASSERT_TRUE(check_sum(static_cast<T>(input.exact_sum), input.exact_sum).ok);
+    ASSERT_TRUE(check_sum(static_cast<T>(input.expected.exact), input.expected.exact).ok);
     for (std::size_t k : {std::size_t{0}, n / 2, n - 1}) {
         const long long v = static_cast<long long>(input.values[k]);
-        const SumCheck dropped = check_sum(static_cast<T>(input.exact_sum - v), input.exact_sum);
-        const SumCheck doubled = check_sum(static_cast<T>(input.exact_sum + v), input.exact_sum);
+        const SumCheck dropped = check_sum(static_cast<T>(input.expected.exact - v), input.expected.exact);
+        const SumCheck doubled = check_sum(static_cast<T>(input.expected.exact + v), input.expected.exact);
         EXPECT_FALSE(dropped.ok) << "n=" << n << " element " << k;
         EXPECT_FALSE(doubled.ok) << "n=" << n << " element " << k;
         EXPECT_NE(dropped.detail.find("expected"), std::string::npos);
@@ -102,6 +102,40 @@ TEST(Verify, RejectsNonFiniteAndNonIntegerResults) {
     std::memcpy(&poison_int, bytes, 4);
     EXPECT_FALSE(check_sum(poison_float, 0).ok);
     EXPECT_GT(static_cast<long long>(poison_int), 8LL * ((1LL << 24) + 3));  // past any test size x magnitude
+}
+
+TEST(Input, UniformValuesAndTheirCorrectlyRoundedReference) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{1000}, (std::size_t{1} << 20) + 1}) {
+        const HostInput<float> a = make_input<float>(n, 5, InputData::Uniform);
+        EXPECT_EQ(a.values, make_input<float>(n, 5, InputData::Uniform).values);
+        ASSERT_EQ(a.expected.data, InputData::Uniform);
+        long double plain = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            ASSERT_GE(a.values[i], 0.0f);
+            ASSERT_LT(a.values[i], 1.0f);
+            ASSERT_EQ(a.values[i], uniform_value<float>(5, i));
+            // A multiple of 2^-24: exact in float, and in the long double sum below.
+            ASSERT_EQ(std::ldexp(a.values[i], 24), std::trunc(std::ldexp(a.values[i], 24)));
+            plain += a.values[i];
+        }
+        // Below 2^40 multiples of 2^-24 the long double sum is exact, so the compensated
+        // reference must equal it.
+        EXPECT_EQ(a.expected.reference, plain) << n;
+        EXPECT_EQ(a.expected.bound > 0, n > 1);  // one value: nothing to round
+        EXPECT_LT(a.expected.bound, a.expected.reference);
+        const float rounded = static_cast<float>(a.expected.reference);
+        EXPECT_TRUE(check_sum(rounded, a.expected).ok);
+        EXPECT_EQ(error_in_ulps(rounded, a.expected.reference), 0.0);
+        EXPECT_EQ(error_in_ulps(std::nextafter(rounded, 2 * rounded + 1), a.expected.reference), 1.0);
+        EXPECT_FALSE(check_sum(static_cast<float>(a.expected.reference * 1.5L + 1), a.expected).ok);
+        EXPECT_FALSE(check_sum(std::numeric_limits<float>::quiet_NaN(), a.expected).ok);
+    }
+    const HostInput<double> d = make_input<double>(4097, 9, InputData::Uniform);
+    EXPECT_EQ(error_in_ulps(static_cast<double>(d.expected.reference), d.expected.reference), 0.0);
+    // The integer path is unchanged by the data switch.
+    EXPECT_EQ(make_input<float>(1000, 3, InputData::Integers).expected.data, InputData::Integers);
+    EXPECT_TRUE(check_sum(5.0f, ExpectedSum{InputData::Integers, 5, 5, 0}).ok);
+    EXPECT_FALSE(check_sum(5.5f, ExpectedSum{InputData::Integers, 5, 5, 0}).ok);
 }
 
 }  // namespace

@@ -32,7 +32,15 @@ std::vector<Record> sample_records() {
     a.check = "exact";
     a.device = "NVIDIA H100 80GB HBM3";
     a.peak_gbps = 3352.3;
+    a.data = "uniform";
+    a.result = 524288.123456789;
+    a.reference = 524288.1234567891;
+    a.error_ulps = 2.0;
+    a.distinct_results = 3;
     Record b = a;
+    b.data = "integers";
+    b.error_ulps.reset();
+    b.distinct_results = 1;
     b.stage = "copy";
     b.kernel = "cudaMemcpyAsync";
     b.variant = "device to device, read + write";
@@ -167,6 +175,12 @@ TEST(Report, CsvParsesBackToTheRecords) {
     EXPECT_EQ(rows[2][col["check"]], records[1].check);
     EXPECT_EQ(rows[2][col["failed_runs"]], "3");
     EXPECT_EQ(rows[2][col["verified"]], "false");
+    EXPECT_EQ(rows[1][col["data"]], "uniform");
+    EXPECT_EQ(std::stod(rows[1][col["result"]]), records[0].result);  // every digit: the same double back
+    EXPECT_EQ(std::stod(rows[1][col["reference"]]), records[0].reference);
+    EXPECT_DOUBLE_EQ(std::stod(rows[1][col["error_ulps"]]), 2.0);
+    EXPECT_EQ(rows[1][col["distinct_results"]], "3");
+    EXPECT_EQ(rows[2][col["error_ulps"]], "");
     std::ostringstream no_header;
     write_csv(no_header, records, false);
     EXPECT_EQ(parse_csv(no_header.str()).size(), 2u);
@@ -206,12 +220,18 @@ TEST(Report, TableShowsRelativeColumnsOnlyWhenMeasured) {
     EXPECT_EQ(with.str().find("x CUB"), std::string::npos);
     EXPECT_NE(with.str().find("FAIL 3/24 runs"), std::string::npos);
     EXPECT_NE(with.str().find("cudaMemcpyAsync [device to device, read + write]"), std::string::npos);
+    EXPECT_NE(with.str().find("ulp error"), std::string::npos);
+    EXPECT_NE(with.str().find("distinct"), std::string::npos);
     records.pop_back();
     records[0].vs_reduce0.reset();
+    records[0].error_ulps.reset();
+    records[0].distinct_results = 1;
     std::ostringstream without;
     print_table(without, records);
     EXPECT_EQ(without.str().find("% copy"), std::string::npos);
     EXPECT_EQ(without.str().find("x reduce0"), std::string::npos);
+    EXPECT_EQ(without.str().find("ulp error"), std::string::npos);
+    EXPECT_EQ(without.str().find("distinct"), std::string::npos);
     EXPECT_NE(without.str().find(" 336 "), std::string::npos) << without.str();  // GB/s, rounded
 }
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The machine code (SASS) of one stage's kernel, for one instantiation, from the release
+# build: what the GPU really executes, for the chapters' claims about predication, the %
+# and __syncwarp().
+#
+#   scripts/sass.sh reduce1                       # interleaved_convergent<int>, every block size
+#   scripts/sass.sh reduce0 'Select)1'            # the instantiation whose name contains this
+#   scripts/sass.sh reduce4 'LastWarp)0' --arch sm_90
+#
+# Needs cuobjdump (CUDA Toolkit); cu++filt, if present, demangles the names.
+set -euo pipefail
+[[ $# -ge 1 ]] || { echo "usage: scripts/sass.sh reduceN [NAME-SUBSTRING] [--build DIR]" >&2; exit 2; }
+stage=$1
+shift
+want=int
+build=build/release
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --build) build=${2:?--build needs a value}; shift 2 ;;
+        *) want=$1; shift ;;
+    esac
+done
+lib=$build/lib${stage}_kernel.a
+[[ -f $lib ]] || { echo "sass.sh: $lib not found: build first (README.md)" >&2; exit 3; }
+command -v cuobjdump >/dev/null || { echo "sass.sh: cuobjdump not found: it ships with the CUDA Toolkit" >&2; exit 3; }
+demangle=cat
+command -v cu++filt >/dev/null && demangle=cu++filt
+# Print each "Function :" section whose (demangled) name contains the wanted text.
+cuobjdump -sass "$lib" | $demangle | awk -v want="$want" '
+    /Function : / { keep = index($0, want) > 0 }
+    /^[[:space:]]*\.{10,}/ { if (keep) print; keep = keep && 1; next }
+    keep { print }'

@@ -1,0 +1,43 @@
+#include "files.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace classroom {
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+    if (path.has_parent_path()) fs::create_directories(path.parent_path());
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+void write_if_changed(const fs::path& path, const std::string& text) {
+    std::error_code error;
+    if (fs::is_regular_file(path, error) && read_file(path) == text) return;
+    write_file(path, text);
+}
+
+std::vector<std::string> list_files(const fs::path& root) {
+    std::vector<std::string> files;
+    if (!fs::exists(root)) return files;
+    for (const auto& entry : fs::recursive_directory_iterator(root)) {
+        if (entry.is_regular_file()) files.push_back(fs::relative(entry.path(), root).generic_string());
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+bool is_text(const std::string& data) { return data.find('\0', 0) == std::string::npos || data.find('\0') > 8192; }
+
+}  // namespace classroom

@@ -1,0 +1,21 @@
+// Small file-system helpers for the generator and the grader.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace classroom {
+
+namespace fs = std::filesystem;
+
+std::string read_file(const fs::path& path);             // throws std::runtime_error naming the path
+void write_file(const fs::path& path, const std::string& text);  // creates the folders; throws likewise
+// Writes only when the content differs, so that an unchanged file keeps its time stamp
+// and an incremental build does not recompile it.
+void write_if_changed(const fs::path& path, const std::string& text);
+// Every regular file under `root`, as paths relative to it with '/' separators, sorted.
+std::vector<std::string> list_files(const fs::path& root);
+bool is_text(const std::string& data);  // no NUL byte in the first 8 kB
+
+}  // namespace classroom

@@ -1,0 +1,327 @@
+#include "generator.h"
+
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "markers.h"
+#include "process.h"
+#include "sha256.h"
+
+#ifndef CLASSROOM_CMAKE_COMMAND
+#define CLASSROOM_CMAKE_COMMAND "cmake"
+#endif
+
+namespace classroom {
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The stage a path belongs to: 4 for "reduce4/...", -1 for anything else.
+int stage_of(const std::string& path) {
+    static const std::regex stage_dir(R"(^reduce(\d)/.*)");
+    std::smatch m;
+    return std::regex_match(path, m, stage_dir) ? std::stoi(m[1]) : -1;
+}
+
+// Which files of the repository a student tree of `a` has (before stubbing).
+bool handed_out(const std::string& path, const Assignment& a) {
+    static const std::regex chapter(R"(^docs/0(\d)-[^/]+\.md$)");
+    static const std::regex diagram(R"(^docs/img/reduce(\d)_tree\.svg$)");
+    static const std::regex handout(R"(^assignments/reduce(\d)\.md$)");
+    std::smatch m;
+    if (path == "CMakeLists.txt" || path == "CMakePresets.json" || path == ".gitignore") return true;
+    for (const char* dir : {"common/", "runner/", "tests/", "tools/"}) {
+        if (starts_with(path, dir)) return true;
+    }
+    if (path == "scripts/profile.sh" || path == "scripts/timeline.sh" || path == "scripts/make_diagrams.sh") return true;
+    if (stage_of(path) >= 0) return stage_of(path) <= a.last;
+    if (path == "docs/00-overview.md" || path == "docs/08-profiling.md") return true;
+    if (std::regex_match(path, m, chapter)) {  // a stage's chapter shows its solution
+        const int k = std::stoi(m[1]);
+        return k >= 1 && k <= 7 && k < a.first;
+    }
+    if (std::regex_match(path, m, diagram)) return std::stoi(m[1]) < a.first;
+    if (std::regex_match(path, m, handout)) return std::stoi(m[1]) >= a.first && std::stoi(m[1]) <= a.last;
+    return false;
+}
+
+// How a region of assignment k appears in the student tree of `a`.
+RegionAs region_as(const Region& region, const Assignment& a) {
+    if (region.assignment < a.first) return RegionAs::Reference;  // a given stage
+    if (region.assignment <= a.last && !region.stub.empty()) return RegionAs::Stub;
+    return RegionAs::Removed;  // a test of an assigned stage's answer, or of a stage not in the tree
+}
+
+std::string render_for(const std::string& text, const std::string& path, const Assignment& a) {
+    const MarkedFile file = parse_markers(text, path);
+    std::vector<RegionAs> as;
+    for (const Region& region : file.regions) as.push_back(region_as(region, a));
+    return render_lines(file, as);
+}
+
+bool is_directory_in(const Tree& tree, const std::string& dir) {
+    const std::string prefix = ends_with(dir, "/") ? dir : dir + "/";
+    const auto it = tree.lower_bound(prefix);
+    return it != tree.end() && starts_with(it->first, prefix);
+}
+
+// "docs/x/../y.md" -> "docs/y.md"; "" when it leaves the tree.
+std::string normalize(const std::string& path) {
+    std::vector<std::string> parts;
+    std::istringstream in(path);
+    for (std::string part; std::getline(in, part, '/');) {
+        if (part.empty() || part == ".") continue;
+        if (part == "..") {
+            if (parts.empty()) return "";
+            parts.pop_back();
+        } else {
+            parts.push_back(part);
+        }
+    }
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : "/") + p;
+    return out;
+}
+
+// Links to files the student tree does not have (later chapters, results, the instructor
+// guide) become their plain text; pictures that are not there become their caption.
+std::string drop_dead_links(const std::string& markdown, const std::string& path, const Tree& tree) {
+    static const std::regex link(R"((!?)\[([^\]]*)\]\(([^)\s]+)(\s+"[^"]*")?\))");
+    const std::string dir = path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
+    std::string out;
+    auto begin = std::sregex_iterator(markdown.begin(), markdown.end(), link);
+    std::size_t copied = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+        const std::smatch& m = *it;
+        std::string target = m[3];
+        const bool external = target.find("://") != std::string::npos || starts_with(target, "mailto:") ||
+                              starts_with(target, "#");
+        const std::string file = normalize(dir + target.substr(0, target.find('#')));
+        const bool present = external || tree.count(file) > 0 || is_directory_in(tree, file);
+        out += markdown.substr(copied, static_cast<std::size_t>(m.position(0)) - copied);
+        if (present) {
+            out += m.str(0);
+        } else if (m[1] == "!") {
+            out += "*(" + m.str(2) + ": not in this tree)*";
+        } else {
+            out += m.str(2);
+        }
+        copied = static_cast<std::size_t>(m.position(0) + m.length(0));
+    }
+    return out + markdown.substr(copied);
+}
+
+// A section of the repository's README, from its "## Title" line to the next "## ".
+std::string readme_section(const std::string& readme, const std::string& title) {
+    const auto start = readme.find("## " + title + "\n");
+    if (start == std::string::npos) return "";
+    const auto end = readme.find("\n## ", start + 1);
+    return readme.substr(start, end == std::string::npos ? std::string::npos : end + 1 - start);
+}
+
+std::string student_readme(const fs::path& repo, const Assignment& a) {
+    std::ostringstream out;
+    const std::string first_name = stage_name(a.first);
+    out << "# Assignment " << a.name() << ": ";
+    if (a.first == a.last) {
+        out << grading_of(a.first).title << "\n\n";
+    } else {
+        out << "from " << grading_of(a.first).title << " to " << grading_of(a.last).title << "\n\n";
+    }
+    out << "Starter code for an assignment of a step-by-step tutorial on GPU parallel reduction in CUDA C++.\n"
+        << "It has every stage before " << first_name << " complete, as references ("
+        << (a.first == 1 ? std::string("reduce0") : "reduce0 ... " + stage_name(a.first - 1)) << "), and ";
+    if (a.first == a.last) {
+        out << first_name << " for you to finish: its `kernel.cu` has a `TODO (assignment " << a.first
+            << ")` wherever code is missing.\n";
+    } else {
+        out << "the stages " << a.name() << " for you to finish: each `kernel.cu` has a `TODO (assignment N)` wherever "
+            << "code is missing.\n";
+    }
+    out << "The handout";
+    for (int k : a.stages()) out << (k == a.first ? " " : ", ") << "[`assignments/reduce" << k << ".md`](assignments/reduce" << k << ".md)";
+    out << " says what to write, how to test and profile it, and how it is graded.\n\n";
+    out << "## The two commands\n\n"
+        << "Build every stage and run them all on your GPU, one table:\n\n"
+        << "```\ncmake --preset release && cmake --build --preset release && build/release/bin/reduce_all\n```\n\n"
+        << "Build and run the tests:\n\n"
+        << "```\ncmake --preset release && cmake --build --preset release && ctest --preset release\n```\n\n"
+        << "Until you have written the missing code, each stage you write fails verification, prints why, e.g.\n\n"
+        << "```\n" << first_name << ": ... is not implemented yet (assignment " << a.first << ")\n```\n\n"
+        << "and its tests fail. That is the starting point, not a broken setup.\n\n"
+        << "## What you hand in\n\n";
+    for (int k : a.stages()) out << "- `reduce" << k << "/kernel.cu`\n";
+    out << "\nOnly these files are graded. The grader refuses a submission in which any other file of this tree (the\n"
+        << "harness in `common/`, the tests, the build files) differs from the one handed out.\n\n";
+    const std::string readme = read_file(repo / "README.md");
+    out << readme_section(readme, "Prerequisites");
+    out << "\n## Layout\n\n```\n"
+        << "reduceN/kernel.cu   one stage: its kernel, host launcher and the Stage it registers\n"
+        << "reduceN/main.cu     three lines: hand the stage to the shared main\n"
+        << "common/             the harness: error checks, timing, exact inputs and verification, options, output\n"
+        << "runner/             reduce_all: every stage, CUB and a device copy in one table\n"
+        << "tests/              GoogleTest: host tests and GPU tests of every stage\n"
+        << "scripts/            profile.sh (Nsight Compute), timeline.sh (Nsight Systems)\n"
+        << "docs/               the chapters of the stages you have, and the profiling guide\n"
+        << "assignments/        the handout\n```\n";
+    return out.str();
+}
+
+Tree copy_files(const fs::path& repo, const std::vector<std::string>& paths) {
+    Tree tree;
+    for (const std::string& path : paths) {
+        const fs::path source = repo / path;
+        const auto perms = fs::status(source).permissions();
+        tree[path] = TreeFile{read_file(source), (perms & fs::perms::owner_exec) != fs::perms::none};
+    }
+    return tree;
+}
+
+// Every file of the repository the generator may look at: what git would track, without
+// asking git (the build folders and caches left out).
+std::vector<std::string> repository_files(const fs::path& repo) {
+    std::vector<std::string> files;
+    for (const std::string& path : list_files(repo)) {
+        if (starts_with(path, ".git/") || starts_with(path, "build/") || starts_with(path, ".deps/") ||
+            starts_with(path, ".whl/") || path.find("__pycache__/") != std::string::npos) {
+            continue;
+        }
+        files.push_back(path);
+    }
+    return files;
+}
+
+}  // namespace
+
+bool has_markers(const std::string& path) {
+    return ends_with(path, ".cu") || ends_with(path, ".cuh") || ends_with(path, ".h") || ends_with(path, ".cpp") ||
+           ends_with(path, ".cu.in");
+}
+
+bool is_editable(const std::string& path, const Assignment& a) {
+    const int k = stage_of(path);
+    return k >= a.first && k <= a.last && path == stage_name(k) + "/kernel.cu";
+}
+
+Tree make_student_tree(const fs::path& repo, const Assignment& a) {
+    std::vector<std::string> paths;
+    for (const std::string& path : repository_files(repo)) {
+        if (handed_out(path, a)) paths.push_back(path);
+    }
+    Tree tree = copy_files(repo, paths);
+    for (auto& [path, file] : tree) {
+        if (has_markers(path)) file.text = render_for(file.text, path, a);
+    }
+    tree["README.md"] = TreeFile{student_readme(repo, a), false};
+    for (auto& [path, file] : tree) {
+        if (ends_with(path, ".md")) file.text = drop_dead_links(file.text, path, tree);
+    }
+    return tree;
+}
+
+Tree solution_stage(const fs::path& repo, int stage) {
+    Tree stage_files;
+    const std::string prefix = stage_name(stage) + "/";
+    for (const std::string& path : repository_files(repo)) {
+        if (!starts_with(path, prefix)) continue;
+        std::string text = read_file(repo / path);
+        if (has_markers(path)) {
+            const MarkedFile file = parse_markers(text, path);
+            text = render(file, [](int) { return RegionAs::Reference; });
+        }
+        stage_files[path] = TreeFile{text, false};
+    }
+    if (stage_files.empty()) throw std::runtime_error("no stage folder " + prefix + " in " + repo.string());
+    return stage_files;
+}
+
+std::string manifest_text(const Tree& tree, const Assignment& a) {
+    std::string out;
+    for (const auto& [path, file] : tree) {
+        out += sha256_hex(file.text) + "  " + (is_editable(path, a) ? "editable" : "protected") + "  " + path + "\n";
+    }
+    return out;
+}
+
+std::vector<ManifestEntry> parse_manifest(const std::string& text) {
+    std::vector<ManifestEntry> entries;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream fields(line);
+        ManifestEntry e;
+        fields >> e.hash >> e.role;
+        std::getline(fields >> std::ws, e.path);
+        if (e.hash.size() != 64 || (e.role != "editable" && e.role != "protected") || e.path.empty()) {
+            throw std::runtime_error("malformed manifest line: " + line);
+        }
+        entries.push_back(e);
+    }
+    return entries;
+}
+
+void write_tree(const Tree& tree, const fs::path& dir) {
+    fs::remove_all(dir);
+    for (const auto& [path, file] : tree) {
+        write_file(dir / path, file.text);
+        if (file.executable) {
+            fs::permissions(dir / path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+                            fs::perm_options::add);
+        }
+    }
+}
+
+std::string generate(const fs::path& repo, const Assignment& a, const fs::path& out) {
+    const Tree student = make_student_tree(repo, a);
+    write_tree(student, out / "student");
+
+    // The autograder: everything a grader needs, nothing a student may see.
+    Tree grader;
+    for (const auto& [path, file] : student) grader["student_tree/" + path] = file;
+    for (int k = a.first - 1; k <= a.last; ++k) {
+        for (const auto& [path, file] : solution_stage(repo, k)) grader["solution/" + path] = file;
+    }
+    for (const char* name : {"CMakeLists.txt", "grade_stage.cu", "solution_stage.cu.in"}) {
+        grader[std::string("grading/") + name] = TreeFile{read_file(repo / "classroom/grading" / name), false};
+    }
+    std::string stages;
+    for (int k : a.stages()) stages += (stages.empty() ? "" : " ") + stage_name(k);
+    grader["grading/assignment.cmake"] =
+        TreeFile{"# Written by classroom generate: the stages this autograder grades.\nset(GRADED_STAGES " + stages +
+                     ")\n",
+                 false};
+    for (const std::string& path : list_files(repo / "classroom")) {
+        if (path.find('/') == std::string::npos && (ends_with(path, ".cpp") || ends_with(path, ".h"))) {
+            grader["tool/" + path] = TreeFile{read_file(repo / "classroom" / path), false};
+        }
+    }
+    grader["tool/CMakeLists.txt"] = TreeFile{read_file(repo / "classroom/gradescope/tool.cmake"), false};
+    grader["setup.sh"] = TreeFile{read_file(repo / "classroom/gradescope/setup.sh"), true};
+    grader["run_autograder"] = TreeFile{read_file(repo / "classroom/gradescope/run_autograder"), true};
+    grader["manifest.txt"] = TreeFile{manifest_text(student, a), false};
+    grader["assignment.txt"] = TreeFile{a.name() + "\n", false};
+    write_tree(grader, out / "autograder");
+
+    // Gradescope wants a zip with setup.sh and run_autograder at its root.
+    std::vector<std::string> zip = {CLASSROOM_CMAKE_COMMAND, "-E", "tar", "cf", fs::absolute(out / "autograder.zip").string(),
+                                    "--format=zip"};
+    for (const char* top : {"setup.sh", "run_autograder", "manifest.txt", "assignment.txt", "student_tree", "solution",
+                            "grading", "tool"}) {
+        zip.push_back(top);
+    }
+    fs::remove(out / "autograder.zip");
+    const ProcessResult zipped = run_process(zip, (out / "autograder").string(), 300);
+    if (zipped.exit_code != 0) throw std::runtime_error("cmake -E tar could not write autograder.zip: " + zipped.output);
+
+    std::ostringstream summary;
+    summary << "assignment " << a.name() << ": " << student.size() << " files in " << (out / "student").string()
+            << ", the autograder in " << (out / "autograder").string() << " and " << (out / "autograder.zip").string();
+    return summary.str();
+}
+
+}  // namespace classroom

@@ -1,0 +1,50 @@
+// classroom generate: an assignment's student tree and its autograder.
+//
+// The student tree is a standalone project (the two README commands work in it): the
+// harness, the runner, the tests and the tools; every stage before the assignment
+// complete, as references; the assigned stages with their solution regions replaced by
+// stubs; no later stage; the chapters of the given stages and the handouts. The
+// autograder holds what the student must not see: the solutions, the hidden cases and the
+// hash of every file handed out (docs/classroom.md).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "assignment.h"
+#include "files.h"
+
+namespace classroom {
+
+struct TreeFile {
+    std::string text;
+    bool executable = false;
+};
+using Tree = std::map<std::string, TreeFile>;  // relative path -> file
+
+// The student tree, in memory. Throws MarkerError for a malformed marker in the repository.
+Tree make_student_tree(const fs::path& repo, const Assignment& assignment);
+
+// The files of a stage folder with every region rendered as the reference (markers
+// dropped): what the autograder compiles as the solution.
+Tree solution_stage(const fs::path& repo, int stage);
+
+// "<sha256>  <editable|protected>  <path>" per file: the tamper check's record.
+std::string manifest_text(const Tree& tree, const Assignment& assignment);
+bool is_editable(const std::string& path, const Assignment& assignment);  // reduceK/kernel.cu of an assigned stage
+
+struct ManifestEntry {
+    std::string hash, role, path;
+};
+std::vector<ManifestEntry> parse_manifest(const std::string& text);
+
+// Writes a tree into `dir` (which is emptied first).
+void write_tree(const Tree& tree, const fs::path& dir);
+
+// Writes <out>/student, <out>/autograder and <out>/autograder.zip; returns a summary.
+std::string generate(const fs::path& repo, const Assignment& assignment, const fs::path& out);
+
+// The source files whose solution markers the generator reads: C++ and CUDA sources.
+bool has_markers(const std::string& path);
+
+}  // namespace classroom

@@ -1,0 +1,87 @@
+#include "gradescope.h"
+
+#include <cstdio>
+#include <numeric>
+
+namespace classroom {
+
+namespace {
+
+std::string number(double value) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", value);
+    return text;
+}
+
+}  // namespace
+
+double GradeResults::score() const {
+    return std::accumulate(tests.begin(), tests.end(), 0.0, [](double s, const TestResult& t) { return s + t.score; });
+}
+
+double GradeResults::max_score() const {
+    return std::accumulate(tests.begin(), tests.end(), 0.0,
+                           [](double s, const TestResult& t) { return s + t.max_score; });
+}
+
+std::string json_escape(const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char c : text) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (c < 0x20) {
+                    char escaped[8];
+                    std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+                    out += escaped;
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+    }
+    return out + "\"";
+}
+
+std::string results_json(const GradeResults& results) {
+    std::string out = "{\n";
+    out += "  \"score\": " + number(results.score()) + ",\n";
+    out += "  \"execution_time\": " + number(results.execution_time) + ",\n";
+    out += "  \"output\": " + json_escape(results.output) + ",\n";
+    out += "  \"stdout_visibility\": \"hidden\",\n";
+    out += "  \"tests\": [";
+    for (std::size_t i = 0; i < results.tests.size(); ++i) {
+        const TestResult& t = results.tests[i];
+        out += i ? ",\n    {" : "\n    {";
+        out += "\"name\": " + json_escape(t.name) + ", ";
+        out += "\"score\": " + number(t.score) + ", ";
+        out += "\"max_score\": " + number(t.max_score) + ", ";
+        out += "\"status\": " + json_escape(t.passed ? "passed" : "failed") + ", ";
+        out += "\"visibility\": " + json_escape(t.visibility) + ", ";
+        out += "\"output\": " + json_escape(t.output) + "}";
+    }
+    out += results.tests.empty() ? "]\n" : "\n  ]\n";
+    return out + "}\n";
+}
+
+void write_report(std::ostream& out, const GradeResults& results) {
+    out << results.output << "\n\n";
+    for (const TestResult& t : results.tests) {
+        char line[256];
+        std::snprintf(line, sizeof line, "%-6s %5s / %-4s %s%s", t.passed ? "pass" : "FAIL", number(t.score).c_str(),
+                      number(t.max_score).c_str(), t.name.c_str(),
+                      t.visibility == "visible" ? "" : "   (hidden from students until after the deadline)");
+        out << line << "\n";
+        if (!t.output.empty()) {
+            std::string indented = "         ";
+            for (char c : t.output) indented += c == '\n' ? std::string("\n         ") : std::string(1, c);
+            out << indented << "\n";
+        }
+    }
+    out << "\ntotal: " << number(results.score()) << " / " << number(results.max_score()) << "\n";
+}
+
+}  // namespace classroom

@@ -1,0 +1,171 @@
+// classroom: the instructor's tool (docs/classroom.md).
+//
+//   classroom generate reduce4 --out handout/reduce4        # student tree + autograder
+//   classroom generate reduce1..reduce4 --out handout/r1-4  # a run of stages
+//   classroom grade --autograder handout/reduce4/autograder --submission path/to/student/tree
+//   classroom check                                         # markers and leaks, every assignment
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "assignment.h"
+#include "generator.h"
+#include "grader.h"
+#include "leaks.h"
+#include "markers.h"
+
+#ifndef CLASSROOM_REPOSITORY
+#define CLASSROOM_REPOSITORY "."
+#endif
+
+namespace {
+
+using namespace classroom;
+
+const char* kUsage =
+    "usage:\n"
+    "  classroom generate ASSIGNMENT --out DIR [--repo DIR]\n"
+    "      ASSIGNMENT is a stage (reduce4) or a run of stages (reduce1..reduce4). Writes DIR/student (the tree to\n"
+    "      hand out), DIR/autograder and DIR/autograder.zip (for Gradescope); never hand out the autograder.\n"
+    "  classroom grade --autograder DIR --submission DIR [--work DIR] [--results FILE] [--report FILE]\n"
+    "                  [--seed S] [--jobs J] [--build-timeout SECONDS] [--test-timeout SECONDS] [--sanitizer PATH]\n"
+    "      Grades a student tree, or a folder holding the edited reduceN/kernel.cu files, on this machine's GPU.\n"
+    "      Exit status: 0 full marks, 1 points lost, 2 usage error, 3 the grader could not grade.\n"
+    "  classroom check [--repo DIR]\n"
+    "      Checks the solution markers of every stage and that no assignment's tree leaks a solution line.\n";
+
+struct Usage : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Args {
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> named;
+};
+
+Args parse(int argc, char** argv, const std::vector<std::string>& options) {
+    Args args;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a.rfind("--", 0) != 0) {
+            args.positional.push_back(a);
+            continue;
+        }
+        bool known = false;
+        for (const std::string& o : options) known = known || o == a;
+        if (!known) throw Usage("unknown option '" + a + "'");
+        if (i + 1 >= argc) throw Usage(a + " needs a value");
+        args.named[a] = argv[++i];
+    }
+    return args;
+}
+
+int number(const Args& args, const std::string& name, int fallback) {
+    const auto it = args.named.find(name);
+    if (it == args.named.end()) return fallback;
+    try {
+        const int value = std::stoi(it->second);
+        if (value > 0) return value;
+    } catch (const std::exception&) {
+    }
+    throw Usage(name + " takes a positive whole number, not '" + it->second + "'");
+}
+
+int check(const fs::path& repo) {
+    int problems = 0;
+    for (int stage = 0; stage <= 7; ++stage) {
+        const fs::path kernel = repo / stage_name(stage) / "kernel.cu";
+        const MarkedFile file = parse_markers(read_file(kernel), kernel.string());
+        for (const std::string& p : check_stage_regions(file, stage, stage_name(stage) + "/kernel.cu")) {
+            std::cout << p << "\n";
+            ++problems;
+        }
+    }
+    for (int first = 1; first <= 7; ++first) {
+        for (int last = first; last <= 7; ++last) {
+            const Assignment a{first, last};
+            for (const Leak& leak : find_leaks(make_student_tree(repo, a), solution_lines(repo, a))) {
+                std::cout << a.name() << ": " << leak.path << ":" << leak.line << " leaks a solution line: " << leak.text << "\n";
+                ++problems;
+            }
+        }
+    }
+    std::cout << (problems ? "classroom check: " + std::to_string(problems) + " problems\n"
+                           : "classroom check: markers well formed, no assignment leaks a solution line\n");
+    return problems ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string command = argc > 1 ? argv[1] : "";
+    try {
+        if (command == "generate") {
+            const Args args = parse(argc, argv, {"--out", "--repo"});
+            if (args.positional.size() != 1 || !args.named.count("--out")) throw Usage("generate needs ASSIGNMENT and --out DIR");
+            const Assignment a = parse_assignment(args.positional[0]);
+            const fs::path repo = args.named.count("--repo") ? args.named.at("--repo") : CLASSROOM_REPOSITORY;
+            std::cout << generate(repo, a, args.named.at("--out")) << "\n";
+            return 0;
+        }
+        if (command == "grade") {
+            const Args args = parse(argc, argv, {"--autograder", "--submission", "--work", "--results", "--report", "--seed",
+                                                 "--jobs", "--build-timeout", "--test-timeout", "--sanitizer"});
+            if (!args.positional.empty() || !args.named.count("--autograder") || !args.named.count("--submission")) {
+                throw Usage("grade needs --autograder DIR and --submission DIR");
+            }
+            GradeOptions options;
+            options.autograder = fs::absolute(args.named.at("--autograder"));
+            options.submission = fs::absolute(args.named.at("--submission"));
+            if (!fs::is_regular_file(options.autograder / "manifest.txt")) {
+                throw Usage(options.autograder.string() + " is not an autograder folder (no manifest.txt)");
+            }
+            if (!fs::is_directory(options.submission)) throw Usage(options.submission.string() + " is not a folder");
+            options.work = fs::absolute(args.named.count("--work") ? fs::path(args.named.at("--work"))
+                                                                   : fs::temp_directory_path() / "classroom-work");
+            if (args.named.count("--results")) options.results = args.named.at("--results");
+            if (args.named.count("--report")) options.report = args.named.at("--report");
+            if (args.named.count("--sanitizer")) options.sanitizer = args.named.at("--sanitizer");
+            if (args.named.count("--seed")) {
+                try {
+                    options.seed = std::stoull(args.named.at("--seed"));
+                } catch (const std::exception&) {
+                    throw Usage("--seed takes a whole number");
+                }
+            }
+            options.jobs = number(args, "--jobs", 0);
+            options.build_timeout = number(args, "--build-timeout", options.build_timeout);
+            options.test_timeout = number(args, "--test-timeout", options.test_timeout);
+            const Graded graded = grade(options);
+            write_report(std::cout, graded.results);
+            if (!options.report.empty()) {
+                std::ofstream report(options.report);
+                write_report(report, graded.results);
+            }
+            if (!options.results.empty()) write_file(options.results, results_json(graded.results));
+            return graded.exit_status;
+        }
+        if (command == "check") {
+            const Args args = parse(argc, argv, {"--repo"});
+            return check(args.named.count("--repo") ? fs::path(args.named.at("--repo")) : fs::path(CLASSROOM_REPOSITORY));
+        }
+        if (command == "--help" || command == "-h" || command == "help") {
+            std::cout << kUsage;
+            return 0;
+        }
+        throw Usage(command.empty() ? "a command is needed" : "unknown command '" + command + "'");
+    } catch (const Usage& e) {
+        std::fprintf(stderr, "classroom: %s (see classroom --help)\n", e.what());
+        return 2;
+    } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "classroom: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "classroom: error: %s\n", e.what());
+        return 3;
+    }
+}

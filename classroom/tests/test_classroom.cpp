@@ -1,0 +1,301 @@
+// The classroom kit on the host: the markers, every assignment's student tree, the leak
+// check (and that it catches a planted line), the tamper check, results.json.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+
+#include "assignment.h"
+#include "generator.h"
+#include "gradescope.h"
+#include "grader.h"
+#include "json.h"
+#include "leaks.h"
+#include "markers.h"
+#include "sha256.h"
+
+namespace {
+
+using namespace classroom;
+using classroom_test::Json;
+using classroom_test::parse_json;
+
+const fs::path kRepo = CLASSROOM_REPOSITORY;
+
+// Every assignment an instructor can ask for: each stage alone and every run of stages.
+std::vector<Assignment> every_assignment() {
+    std::vector<Assignment> all;
+    for (int first = 1; first <= 7; ++first) {
+        for (int last = first; last <= 7; ++last) all.push_back({first, last});
+    }
+    return all;
+}
+
+fs::path scratch(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / ("classroom-test-" + name);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+TEST(Sha256, KnownVectors) {
+    EXPECT_EQ(sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(sha256_hex(std::string(1000, 'a')).size(), 64u);
+    EXPECT_NE(sha256_hex("reduce4"), sha256_hex("reduce5"));
+}
+
+TEST(Assignments, ParseStagesAndRuns) {
+    EXPECT_EQ(parse_assignment("reduce4").name(), "reduce4");
+    EXPECT_EQ(parse_assignment("4").stages(), (std::vector<int>{4}));
+    EXPECT_EQ(parse_assignment("reduce1..reduce4").stages(), (std::vector<int>{1, 2, 3, 4}));
+    EXPECT_EQ(parse_assignment("2..3").name(), "reduce2..reduce3");
+    for (const char* bad : {"reduce0", "reduce8", "reduce5..reduce3", "", "reduce", "reduce4.."}) {
+        EXPECT_THROW(parse_assignment(bad), std::invalid_argument) << bad;
+    }
+    for (int k = 1; k <= 7; ++k) {
+        EXPECT_GT(grading_of(k).max_time_ratio, 1.0);
+        EXPECT_TRUE(fs::exists(kRepo / grading_of(k).chapter)) << grading_of(k).chapter;
+    }
+    EXPECT_EQ(Rubric::kTotal, 100);
+}
+
+TEST(Markers, EveryStageHasWellFormedRegions) {
+    for (int stage = 0; stage <= 7; ++stage) {
+        const std::string path = stage_name(stage) + "/kernel.cu";
+        const MarkedFile file = parse_markers(read_file(kRepo / path), path);
+        EXPECT_EQ(check_stage_regions(file, stage, path), std::vector<std::string>{}) << path;
+        EXPECT_EQ(file.regions.empty(), stage == 0) << path;
+    }
+    // Every other source of the repository parses too (its regions are the tests'); the
+    // classroom kit's own files describe the syntax and are never handed out.
+    for (const std::string& path : list_files(kRepo)) {
+        if (path.rfind("build/", 0) == 0 || path.rfind("classroom/", 0) == 0 || !has_markers(path)) continue;
+        EXPECT_NO_THROW(parse_markers(read_file(kRepo / path), path)) << path;
+    }
+}
+
+TEST(Markers, MalformedMarkersAreRejected) {
+    const char* open = "// solution (assignment 2): x\n";
+    const char* stub = "// stub: not_implemented(\"reduce2: x (assignment 2)\");\n";
+    const char* close = "// end solution\n";
+    EXPECT_NO_THROW(parse_markers(std::string(open) + "code;\n" + stub + close, "ok"));
+    EXPECT_THROW(parse_markers(std::string(open) + "code;\n", "never closed"), MarkerError);
+    EXPECT_THROW(parse_markers(std::string("code;\n") + close, "close alone"), MarkerError);
+    EXPECT_THROW(parse_markers(std::string(open) + open + "code;\n" + close + close, "nested"), MarkerError);
+    EXPECT_THROW(parse_markers(std::string(open) + stub + "code;\n" + close, "stub first"), MarkerError);
+    EXPECT_THROW(parse_markers(std::string(stub), "stub outside"), MarkerError);
+    EXPECT_THROW(parse_markers(std::string(open) + close, "empty"), MarkerError);
+    EXPECT_THROW(parse_markers("// solution: forgot the assignment\ncode;\n// end solution\n", "look-alike"), MarkerError);
+    try {
+        parse_markers(std::string("a\nb\n") + open + "code;\n", "kernel.cu");
+        FAIL() << "no error";
+    } catch (const MarkerError& e) {
+        EXPECT_NE(std::string(e.what()).find("kernel.cu:3"), std::string::npos) << e.what();
+    }
+    // A kernel's region must belong to its stage and stub with a message naming it.
+    const MarkedFile wrong = parse_markers(std::string(open) + "code;\n// stub: return;\n" + close, "k");
+    EXPECT_EQ(check_stage_regions(wrong, 3, "k").size(), 3u);  // other assignment, no not_implemented, no message
+}
+
+TEST(Markers, RenderReferenceStubOrNothing) {
+    const MarkedFile file = parse_markers(
+        "a\n    // solution (assignment 1): add the pairs\n    x += y;\n    // stub: not_implemented(\"m\");\n"
+        "    // end solution\nb\n",
+        "f");
+    EXPECT_EQ(render(file, [](int) { return RegionAs::Reference; }), "a\n    x += y;\nb\n");
+    EXPECT_EQ(render(file, [](int) { return RegionAs::Stub; }),
+              "a\n    // TODO (assignment 1): add the pairs\n    not_implemented(\"m\");\nb\n");
+    EXPECT_EQ(render(file, [](int) { return RegionAs::Removed; }), "a\nb\n");
+}
+
+TEST(Trees, EveryAssignmentHasTheStagesDocsAndStubsItShould) {
+    static const std::regex chapter(R"(^docs/0(\d)-.*\.md$)");
+    for (const Assignment& a : every_assignment()) {
+        SCOPED_TRACE(a.name());
+        const Tree tree = make_student_tree(kRepo, a);
+        for (const char* needed : {"README.md", "CMakeLists.txt", "CMakePresets.json", "common/stage.h",
+                                   "runner/reduce_all.cu", "tests/CMakeLists.txt", "docs/00-overview.md",
+                                   "scripts/profile.sh"}) {
+            EXPECT_TRUE(tree.count(needed)) << needed;
+        }
+        for (int k = 0; k <= 7; ++k) {
+            const std::string kernel = stage_name(k) + "/kernel.cu";
+            EXPECT_EQ(tree.count(kernel) > 0, k <= a.last) << kernel;
+            EXPECT_EQ(tree.count("docs/img/" + stage_name(k) + "_tree.svg") > 0, k < a.first && k <= 3);
+            EXPECT_EQ(tree.count("assignments/" + stage_name(k) + ".md") > 0, k >= a.first && k <= a.last);
+            if (k >= a.first && k <= a.last) {
+                const std::string& text = tree.at(kernel).text;
+                EXPECT_NE(text.find("// TODO (assignment " + std::to_string(k) + "): "), std::string::npos) << kernel;
+                EXPECT_NE(text.find("not_implemented("), std::string::npos) << kernel;
+            }
+        }
+        for (const auto& [path, file] : tree) {
+            EXPECT_TRUE(path.rfind("classroom/", 0) != 0 && path.rfind("docs/results", 0) != 0 &&
+                        path.rfind(".ci/", 0) != 0 && path != "docs/classroom.md" && path != "scripts/reproduce_results.sh")
+                << path;
+            std::smatch m;
+            if (std::regex_match(path, m, chapter)) {
+                const int k = std::stoi(m[1]);
+                EXPECT_TRUE(k == 0 || k == 8 || k < a.first) << path;
+            }
+            // No marker is left in a student's copy, in any file.
+            if (has_markers(path)) {
+                EXPECT_EQ(parse_markers(file.text, path).regions.size(), 0u) << path;
+                EXPECT_EQ(file.text.find("// stub: "), std::string::npos) << path;
+            }
+        }
+        EXPECT_NE(tree.at("README.md").text.find("ctest --preset release"), std::string::npos);
+    }
+}
+
+TEST(Trees, NoAssignmentLeaksASolutionLine) {
+    for (const Assignment& a : every_assignment()) {
+        const std::set<std::string> solution = solution_lines(kRepo, a);
+        EXPECT_FALSE(solution.empty()) << a.name() << ": nothing to leak means nothing was checked";
+        for (const Leak& leak : find_leaks(make_student_tree(kRepo, a), solution)) {
+            ADD_FAILURE() << a.name() << ": " << leak.path << ":" << leak.line << " has a solution line: " << leak.text;
+        }
+    }
+}
+
+TEST(Trees, TheLeakCheckCatchesAPlantedSolutionLine) {
+    const Assignment a{4, 4};
+    const std::set<std::string> solution = solution_lines(kRepo, a);
+    ASSERT_TRUE(solution.count("T sum = shared[tid] + shared[tid + 32];"));
+    ASSERT_TRUE(solution.count("__syncwarp();"));
+    Tree tree = make_student_tree(kRepo, a);
+    ASSERT_TRUE(find_leaks(tree, solution).empty());
+    // A solution line copied into a doc, quoted in a diff, or left in a test.
+    tree["docs/00-overview.md"].text += "\n```diff\n+        __syncwarp();\n```\n";
+    tree["tests/gpu/test_stages.cu"].text += "    T sum = shared[tid] + shared[tid + 32];\n";
+    const auto leaks = find_leaks(tree, solution);
+    ASSERT_EQ(leaks.size(), 2u);
+    EXPECT_EQ(leaks[0].path, "docs/00-overview.md");
+    EXPECT_EQ(leaks[1].path, "tests/gpu/test_stages.cu");
+    // And a whole later stage handed out by mistake: its kernel holds this solution.
+    Tree with_later = make_student_tree(kRepo, a);
+    with_later["reduce5/kernel.cu"] = TreeFile{read_file(kRepo / "reduce5/kernel.cu"), false};
+    EXPECT_FALSE(find_leaks(with_later, solution).empty());
+}
+
+TEST(Trees, EveryLinkInAStudentTreeResolves) {
+    static const std::regex link(R"(\]\(([^)\s]+)(\s+"[^"]*")?\))");
+    for (const Assignment& a : {Assignment{1, 1}, Assignment{4, 4}, Assignment{7, 7}, Assignment{1, 7}}) {
+        const Tree tree = make_student_tree(kRepo, a);
+        for (const auto& [path, file] : tree) {
+            if (path.size() < 3 || path.compare(path.size() - 3, 3, ".md") != 0) continue;
+            const std::string dir = path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
+            for (auto it = std::sregex_iterator(file.text.begin(), file.text.end(), link); it != std::sregex_iterator(); ++it) {
+                const std::string target = (*it)[1];
+                if (target.find("://") != std::string::npos || target[0] == '#') continue;
+                const fs::path resolved = (fs::path(dir) / target.substr(0, target.find('#'))).lexically_normal();
+                const std::string key = resolved.generic_string();
+                const auto below = tree.lower_bound(key + "/");
+                const bool present =
+                    tree.count(key) > 0 || (below != tree.end() && below->first.rfind(key + "/", 0) == 0);
+                EXPECT_TRUE(present) << a.name() << ": " << path << " links to " << target;
+            }
+        }
+    }
+}
+
+TEST(Tamper, OnlyTheEditableFilesMayChange) {
+    const fs::path out = scratch("tamper");
+    generate(kRepo, Assignment{4, 4}, out);
+    const fs::path student = out / "student";
+    std::map<std::string, std::string> editable;
+    EXPECT_EQ(check_submission(out / "autograder", student, editable), "");
+    ASSERT_TRUE(editable.count("reduce4/kernel.cu"));
+
+    // An edited kernel is what a submission is.
+    write_file(student / "reduce4/kernel.cu", read_file(student / "reduce4/kernel.cu") + "// my work\n");
+    editable.clear();
+    EXPECT_EQ(check_submission(out / "autograder", student, editable), "");
+    EXPECT_NE(editable.at("reduce4/kernel.cu").find("// my work"), std::string::npos);
+
+    // A changed harness file, test or build file is refused, in one line naming it.
+    for (const char* path : {"common/timing.h", "tests/gpu/gpu_test.cu", "CMakeLists.txt"}) {
+        const std::string original = read_file(student / path);
+        write_file(student / path, original + " ");
+        editable.clear();
+        const std::string refusal = check_submission(out / "autograder", student, editable);
+        EXPECT_NE(refusal.find(std::string("refused: ") + path + " differs"), std::string::npos) << refusal;
+        EXPECT_EQ(refusal.find('\n'), std::string::npos);
+        write_file(student / path, original);
+    }
+
+    // A folder with only the kernel, as Gradescope receives a one-file upload.
+    const fs::path upload = scratch("tamper-upload");
+    write_file(upload / "kernel.cu", "// the student's reduce4\n");
+    editable.clear();
+    EXPECT_EQ(check_submission(out / "autograder", upload, editable), "");
+    EXPECT_EQ(editable.at("reduce4/kernel.cu"), "// the student's reduce4\n");
+    const fs::path empty = scratch("tamper-empty");
+    editable.clear();
+    EXPECT_NE(check_submission(out / "autograder", empty, editable).find("has no reduce4/kernel.cu"), std::string::npos);
+
+    // The autograder holds what the student tree must not: solutions, hidden cases, hashes.
+    for (const char* path : {"manifest.txt", "solution/reduce4/kernel.cu", "solution/reduce3/kernel.cu",
+                             "grading/grade_stage.cu", "grading/assignment.cmake", "tool/grader.cpp", "setup.sh",
+                             "run_autograder", "student_tree/reduce4/kernel.cu"}) {
+        EXPECT_TRUE(fs::is_regular_file(out / "autograder" / path)) << path;
+    }
+    EXPECT_TRUE(fs::is_regular_file(out / "autograder.zip"));
+    EXPECT_FALSE(fs::exists(student / "grading"));
+    EXPECT_EQ(read_file(out / "autograder/solution/reduce4/kernel.cu").find("// solution ("), std::string::npos);
+}
+
+void expect_gradescope_results(const Json& r, const GradeResults& results) {
+    // Gradescope's autograder specification: a number score, the tests as objects with a
+    // name, score and max_score, and the optional fields with their allowed values.
+    static const std::set<std::string> visibilities = {"hidden", "after_due_date", "after_published", "visible"};
+    static const std::set<std::string> top_keys = {"score", "execution_time", "output", "visibility",
+                                                   "stdout_visibility", "extra_data", "tests", "leaderboard"};
+    static const std::set<std::string> test_keys = {"score",  "max_score", "status", "name",       "name_format",
+                                                    "number", "output",    "output_format", "tags", "visibility",
+                                                    "extra_data"};
+    ASSERT_EQ(r.kind, Json::Kind::Object);
+    for (const auto& [key, value] : r.object) EXPECT_TRUE(top_keys.count(key)) << "unknown key " << key;
+    EXPECT_EQ(r.at("score").kind, Json::Kind::Number);
+    EXPECT_NEAR(r.at("score").number, results.score(), 1e-9);
+    EXPECT_EQ(r.at("execution_time").kind, Json::Kind::Number);
+    EXPECT_EQ(r.at("output").string, results.output);
+    EXPECT_TRUE(visibilities.count(r.at("stdout_visibility").string));
+    ASSERT_EQ(r.at("tests").kind, Json::Kind::Array);
+    ASSERT_EQ(r.at("tests").array.size(), results.tests.size());
+    double sum = 0;
+    for (std::size_t i = 0; i < results.tests.size(); ++i) {
+        const Json& t = r.at("tests").array[i];
+        for (const auto& [key, value] : t.object) EXPECT_TRUE(test_keys.count(key)) << "unknown key " << key;
+        EXPECT_EQ(t.at("name").string, results.tests[i].name);
+        EXPECT_EQ(t.at("output").string, results.tests[i].output);
+        EXPECT_EQ(t.at("score").kind, Json::Kind::Number);
+        EXPECT_EQ(t.at("max_score").kind, Json::Kind::Number);
+        EXPECT_LE(t.at("score").number, t.at("max_score").number);
+        EXPECT_TRUE(t.at("status").string == "passed" || t.at("status").string == "failed");
+        EXPECT_TRUE(visibilities.count(t.at("visibility").string));
+        sum += t.at("score").number;
+    }
+    EXPECT_NEAR(sum, r.at("score").number, 1e-9);
+}
+
+TEST(Results, JsonFollowsGradescopeSpecification) {
+    GradeResults results;
+    results.output = "Assignment reduce4, seed 42.\nGPU: a \"quoted\" name\\with a backslash";
+    results.execution_time = 12.5;
+    results.tests.push_back({"reduce4: public tests", 20, 20, true, "every public test passed"});
+    results.tests.push_back({"reduce4: hidden cases, int", 0, 10, false,
+                             "FAIL n=3 type=int block=64: expected 5, got 7\ttab\x01" "control", "after_due_date"});
+    results.tests.push_back({"reduce4: performance", 25, 25, true, ""});
+    const std::string text = results_json(results);
+    expect_gradescope_results(parse_json(text), results);
+    EXPECT_EQ(parse_json(text).at("tests").array[1].at("visibility").string, "after_due_date");
+    // No tests at all (a refusal): still valid, score 0.
+    GradeResults refused;
+    refused.output = "refused: common/timing.h differs";
+    expect_gradescope_results(parse_json(results_json(refused)), refused);
+    EXPECT_THROW(parse_json(text.substr(0, text.size() - 3)), std::runtime_error);  // the reader itself rejects junk
+}
+
+}  // namespace

@@ -75,7 +75,7 @@ std::string variant_of(const Stage& stage, const RunConfig& config) {
     if (stage.takes_select && config.select != Select::Modulo) {
         return "select=" + std::string(select_name(config.select));
     }
-    if (stage.takes_running_sum && config.running_sum != RunningSum::Shared) {
+    if (stage.takes_running_sum && config.running_sum != RunningSum::Register) {
         return "running-sum=" + std::string(running_sum_name(config.running_sum));
     }
     return "";

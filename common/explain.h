@@ -37,6 +37,7 @@ class TreeRecorder {
 public:
     static constexpr unsigned kMaxBlock = 1024;
 
+    struct Register;
     struct Slot {
         TreeRecorder* recorder;
         unsigned index;
@@ -44,8 +45,23 @@ public:
             recorder->record(index, from.index);
             return *this;
         }
+        // Storing a thread's running sum back into its own slot: the add was recorded already.
+        REDUCTION_HOST_DEVICE Slot& operator=(const Register&) { return *this; }
     };
     REDUCTION_HOST_DEVICE Slot operator[](unsigned index) { return Slot{this, index}; }
+
+    // A thread's running sum kept in a register (reduce3 on). It holds what the thread's own
+    // slot holds, so `sum = sum + shared[from]` records the same add as
+    // `shared[tid] += shared[from]`.
+    struct Register {
+        TreeRecorder* recorder;
+        unsigned home;
+        REDUCTION_HOST_DEVICE Register operator+(const Slot& from) const {
+            recorder->record(home, from.index);
+            return *this;
+        }
+    };
+    REDUCTION_HOST_DEVICE Register running_sum(unsigned tid) { return Register{this, tid}; }
 
     // The barrier: every call ends one step.
     struct Barrier {

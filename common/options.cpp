@@ -166,7 +166,8 @@ std::string usage_text(const ProgramSpec& spec) {
     out << "  --select S        reduce0: modulo (default, tid % (2s) == 0) | bitmask ((tid & (2s - 1)) == 0):\n"
         << "                    the same threads add; bitmask measures what the run-time % costs\n";
     if (spec.running_sum) {
-        out << "  --running-sum R   reduce3: shared (default: each step reads shared[tid] again) | register\n";
+        out << "  --running-sum R   reduce3: register (default) | shared (each step reads shared[tid] again,\n"
+            << "                    as reduce2's tree does)\n";
     }
     if (spec.last_warp) {
         out << "  --last-warp M     reduce4: syncwarp (default) | legacy-volatile | legacy-plain;\n"
@@ -272,7 +273,7 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
             reject_unless(spec.running_sum, "reduce3 and reduce_all");
             running_sum_given = true;
             options.running_sum =
-                parse_choice(option, value(), {RunningSum::Shared, RunningSum::Register}, running_sum_name);
+                parse_choice(option, value(), {RunningSum::Register, RunningSum::Shared}, running_sum_name);
         } else if (option == "--last-warp") {
             reject_unless(spec.last_warp, "reduce4 and reduce_all");
             options.last_warp = parse_choice(

@@ -35,8 +35,8 @@ enum class Select {
 
 // Where reduce3 keeps a thread's running sum while the tree runs (docs/03-first-add.md).
 enum class RunningSum {
-    Shared,    // every step reads shared[tid] again: reduce2's tree, unchanged
-    Register,  // the sum stays in a register; a step reads only shared[tid + s]
+    Register,  // the sum stays in a register; a step reads only shared[tid + s] (default)
+    Shared,    // every step reads shared[tid] again, as reduce2's tree does
 };
 
 // The values summed (common/input.h).
@@ -76,7 +76,7 @@ struct Options {
     // reduce0, which every program times as its baseline
     Select select = Select::Modulo;
     // reduce3 (and the runner)
-    RunningSum running_sum = RunningSum::Shared;
+    RunningSum running_sum = RunningSum::Register;
     InputData data = InputData::Integers;
     // reduce0 ... reduce3
     bool explain = false;

@@ -27,7 +27,7 @@ struct RunConfig {
     Finish finish = Finish::LastBlock;               // reduce7
     LastWarp last_warp = LastWarp::SyncWarp;         // reduce4
     Select select = Select::Modulo;                  // reduce0
-    RunningSum running_sum = RunningSum::Shared;     // reduce3
+    RunningSum running_sum = RunningSum::Register;   // reduce3
 };
 
 template <typename T>

@@ -49,7 +49,7 @@ std::vector<RunConfig> variants_of(const Stage& stage, const Options& options) {
             variants.back().select = select;
         }
     } else if (stage.takes_running_sum) {
-        for (RunningSum where : {RunningSum::Shared, RunningSum::Register}) {
+        for (RunningSum where : {RunningSum::Register, RunningSum::Shared}) {
             variants.push_back(config);
             variants.back().running_sum = where;
         }

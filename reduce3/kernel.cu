@@ -1,17 +1,21 @@
-// reduce3: the first add during the load from global memory
+// reduce3: the first add during the load, and the running sum in a register
 //
-// reduce2 plus one idea. Each thread loads two values, blockDim.x apart, and adds them
-// before storing the sum into shared memory. A block now covers 2 x blockDim.x values:
-// half as many blocks, and no thread is idle at the first step of the work.
+// reduce2 plus one idea: a thread's sum lives in a register. Each thread loads two
+// values, blockDim.x apart, and adds them as it loads them, before anything reaches shared
+// memory. A block now covers 2 x blockDim.x values: half as many blocks, and no thread is
+// idle at the first add. Through the tree the thread keeps adding into the same register
+// and only stores it for the others to read, so a step loads one value from shared memory
+// (its partner's), not two.
 //
-// `--running-sum register` keeps each thread's running sum in a register during the tree
-// (register_running_sum.cuh), a labelled variant that docs/03-first-add.md measures.
+// `--running-sum shared` runs reduce2's tree instead (shared_running_sum.cuh), a labelled
+// variant that docs/03-first-add.md uses to measure the two halves of the idea apart.
 //
 // What it exposes: the tree's last steps. Below 32 active threads only one warp works,
 // yet every step still pays a __syncthreads() for the whole block, plus the loop's own
 // instructions (docs/04-sync-removal.md). reduce4 removes those barriers.
 //
 //   run:      build/release/bin/reduce3 --n 2^26 --type float
+//   variants: build/release/bin/reduce3 --variants --no-baseline
 //   explain:  build/release/bin/reduce3 --explain --block 256
 //   profile:  scripts/profile.sh reduce3
 
@@ -19,15 +23,16 @@
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
 
-#include "register_running_sum.cuh"
+#include "shared_running_sum.cuh"
 
 // ---------------------------------------------------------------- the tree
-// Written once for two callers: the kernel (shared = the block's shared memory, sync =
-// __syncthreads) and --explain, which replays it on the host (common/explain.h).
-template <typename Shared, typename Sync>
-__host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, Sync sync) {
+// Written once for two callers: the kernel (shared = the block's shared memory, sum = the
+// thread's register, sync = __syncthreads) and --explain, which replays it on the host
+// (common/explain.h).
+template <typename Shared, typename Sum, typename Sync>
+__host__ __device__ void tree_sum(Shared& shared, Sum sum, unsigned tid, unsigned block, Sync sync) {
     for (unsigned s = block / 2; s > 0; s >>= 1) {
-        if (tid < s) shared[tid] += shared[tid + s];
+        if (tid < s) shared[tid] = sum = sum + shared[tid + s];
         sync();  // every add of this step lands before any thread reads in the next
     }
 }
@@ -35,23 +40,22 @@ __host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, 
 }  // namespace
 
 // ---------------------------------------------------------------- kernel
-template <typename T, RunningSum WHERE = RunningSum::Shared>
+template <typename T, RunningSum WHERE = RunningSum::Register>
 __global__ void first_add_during_load(const T* in, std::size_t n, T* block_sums) {
     T* shared = dynamic_shared<T>();
     const unsigned tid = threadIdx.x;
-    // solution (assignment 3): each thread loads two inputs, blockDim.x apart, and stores their sum
+    // solution (assignment 3): each thread loads two inputs, blockDim.x apart, and adds them into its register
     const std::size_t i = blockIdx.x * (2 * std::size_t(blockDim.x)) + tid;
     T sum = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
     if (i + blockDim.x < n) sum += in[i + blockDim.x];
-    shared[tid] = sum;
-    // stub: const T sum = not_implemented(T(0), "reduce3: the first add during the load is not implemented yet (assignment 3)");
-    // stub: shared[tid] = sum;
+    // stub: T sum = not_implemented(T(0), "reduce3: the first add during the load is not implemented yet (assignment 3)");
     // end solution
+    shared[tid] = sum;
     __syncthreads();
-    if (WHERE == RunningSum::Shared) {
-        tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    if (WHERE == RunningSum::Register) {
+        tree_sum(shared, sum, tid, blockDim.x, SyncThreads{});
     } else {
-        register_tree_sum(shared, sum, tid, blockDim.x);
+        shared_tree_sum(shared, tid, blockDim.x);
     }
     if (tid == 0) block_sums[blockIdx.x] = shared[0];
 }
@@ -63,9 +67,9 @@ template <typename T>
 void first_add_during_load_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                                cudaStream_t stream) {
     const unsigned block = config.block;
-    // --running-sum picks where the tree keeps a thread's sum; the default is reduce2's tree.
-    const auto kernel = config.running_sum == RunningSum::Shared ? first_add_during_load<T, RunningSum::Shared>
-                                                                 : first_add_during_load<T, RunningSum::Register>;
+    // --running-sum picks where the tree keeps a thread's sum; the default is the register.
+    const auto kernel = config.running_sum == RunningSum::Register ? first_add_during_load<T, RunningSum::Register>
+                                                                   : first_add_during_load<T, RunningSum::Shared>;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
                    kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
@@ -78,12 +82,13 @@ std::size_t first_add_during_load_workspace(std::size_t n, std::size_t value_siz
 }
 
 TreeTrace first_add_during_load_trace(unsigned block) {
-    return replay_tree(block, kInputsPerThread,
-                       [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
+    return replay_tree(block, kInputsPerThread, [](auto& shared, unsigned tid, unsigned b, auto sync) {
+        tree_sum(shared, shared.running_sum(tid), tid, b, sync);
+    });
 }
 
 const Stage reduce3_stage = {
-    "reduce3", "first_add_during_load", "first add during the load: each thread adds two values before the tree",
+    "reduce3", "first_add_during_load", "first add during the load; each thread's running sum in a register",
     32, 1024,  // any power-of-two block: the tree halves it down to one
     first_add_during_load_workspace,
     first_add_during_load_sum<int>, first_add_during_load_sum<float>, first_add_during_load_sum<double>,

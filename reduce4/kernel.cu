@@ -28,21 +28,22 @@ namespace {  // this stage's own helpers: other stages define functions of the s
 
 // ---------------------------------------------------------------- the tree
 template <typename T>
-__device__ void tree_sum(T* shared, unsigned tid, unsigned block) {
+__device__ T tree_sum(T* shared, T sum, unsigned tid, unsigned block) {
     for (unsigned s = block / 2; s > 32; s >>= 1) {
-        if (tid < s) shared[tid] += shared[tid + s];
+        if (tid < s) shared[tid] = sum = sum + shared[tid + s];
         __syncthreads();  // every add of this step lands before any thread reads in the next
     }
+    return sum;  // what shared[tid] holds, for the last warp
 }
 
 // The last six steps, by warp 0 alone.
 template <typename T>
-__device__ T last_warp_sum(T* shared, unsigned tid) {
-    // solution (assignment 4): warp 0 adds slots 0..63 down to one value in six steps, each ordered by __syncwarp()
+__device__ T last_warp_sum(T* shared, T sum, unsigned tid) {
+    // solution (assignment 4): warp 0 adds its 32 sums and slots 32..63 down to one value, six steps ordered by __syncwarp()
     // Every step reads, then writes: the first __syncwarp() keeps a lane from overwriting a
     // slot its neighbor has not read yet, the second makes the writes visible to the warp
     // before the next read.
-    T sum = shared[tid] + shared[tid + 32];
+    sum += shared[tid + 32];
     for (unsigned s = 16; s > 0; s >>= 1) {
         __syncwarp();
         shared[tid] = sum;
@@ -50,7 +51,7 @@ __device__ T last_warp_sum(T* shared, unsigned tid) {
         sum += shared[tid + s];
     }
     return sum;  // lane 0 holds the block's sum
-    // stub: return not_implemented(shared[tid], "reduce4: the last warp is not implemented yet (assignment 4)");
+    // stub: return not_implemented(sum, "reduce4: the last warp is not implemented yet (assignment 4)");
     // end solution
 }
 
@@ -66,9 +67,9 @@ __global__ void unroll_last_warp(const T* in, std::size_t n, T* block_sums) {
     if (i + blockDim.x < n) sum += in[i + blockDim.x];
     shared[tid] = sum;
     __syncthreads();
-    tree_sum(shared, tid, blockDim.x);
+    sum = tree_sum(shared, sum, tid, blockDim.x);
     if (tid < 32) {
-        const T block_sum = MODE == LastWarp::SyncWarp ? last_warp_sum(shared, tid)
+        const T block_sum = MODE == LastWarp::SyncWarp ? last_warp_sum(shared, sum, tid)
                                                        : legacy_last_warp_sum<MODE>(shared, tid);
         if (tid == 0) block_sums[blockIdx.x] = block_sum;
     }

@@ -11,9 +11,9 @@
 //    (the head) and after the last whole vector (the tail) are loaded one at a time, so
 //    any pointer works.
 //  - A single pass. Each block adds its sum into the result with one atomic (int), or the
-//    last block to finish adds up the blocks' partial sums in order (float, double: the
-//    same bits every run), so the whole reduction is one launch, not a second one that
-//    waits for the first to drain.
+//    last block to finish adds up the blocks' partial sums in a fixed order (float,
+//    double: the same bits every run), so the whole reduction is one launch, not a second
+//    one that waits for the first to drain.
 //
 // The loads go in tiles: at each step a block reads kLoadsInFlight x BLOCK contiguous
 // vectors, every thread issuing all its loads before adding any. The grid is fixed, as in
@@ -134,8 +134,14 @@ __global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_
     if (finish == Finish::TwoPass) return;  // the launcher sums block_sums with one more block
 
     // Last block: every block counts itself done; the one that counts last sums the
-    // partials, in block order. The count is a release (this block's partial is visible
-    // to any block that sees the count) and an acquire (the last block sees every partial).
+    // partials. Thread 0 wrote this block's partial and thread 0 increments the count, so
+    // the release of its fetch_add covers the partial: any block whose acquire sees the
+    // count also sees the partial. The last block's acquire sees every block's count, so
+    // every partial. It adds them in a fixed order (each thread a strided share, then the
+    // shuffle tree of block_sum), so the same grid gives the same bits every run. The
+    // counter lives in the workspace and is reset by the last block: two launches sharing
+    // one workspace at the same time would count each other's blocks. Give each
+    // concurrent reduction its own workspace (the harness allocates one per call site).
     __shared__ bool is_last;
     if (threadIdx.x == 0) {
         cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*blocks_done);

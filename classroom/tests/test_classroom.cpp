@@ -162,13 +162,13 @@ TEST(Trees, NoAssignmentLeaksASolutionLine) {
 TEST(Trees, TheLeakCheckCatchesAPlantedSolutionLine) {
     const Assignment a{4, 4};
     const std::set<std::string> solution = solution_lines(kRepo, a);
-    ASSERT_TRUE(solution.count("T sum = shared[tid] + shared[tid + 32];"));
+    ASSERT_TRUE(solution.count("sum += shared[tid + 32];"));
     ASSERT_TRUE(solution.count("__syncwarp();"));
     Tree tree = make_student_tree(kRepo, a);
     ASSERT_TRUE(find_leaks(tree, solution).empty());
     // A solution line copied into a doc, quoted in a diff, or left in a test.
     tree["docs/00-overview.md"].text += "\n```diff\n+        __syncwarp();\n```\n";
-    tree["tests/gpu/test_stages.cu"].text += "    T sum = shared[tid] + shared[tid + 32];\n";
+    tree["tests/gpu/test_stages.cu"].text += "    sum += shared[tid + 32];\n";
     const auto leaks = find_leaks(tree, solution);
     ASSERT_EQ(leaks.size(), 2u);
     EXPECT_EQ(leaks[0].path, "docs/00-overview.md");

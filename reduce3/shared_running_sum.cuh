@@ -1,0 +1,13 @@
+// --running-sum shared: reduce3 with reduce2's tree, in which a thread that adds at step s
+// reads its own slot, shared[tid], again, although it wrote that value itself one step
+// before. Kept as a labelled variant so that docs/03-first-add.md can measure the first
+// add during the load and the running sum in a register apart.
+#pragma once
+
+template <typename T>
+__device__ void shared_tree_sum(T* shared, unsigned tid, unsigned block) {
+    for (unsigned s = block / 2; s > 0; s >>= 1) {
+        if (tid < s) shared[tid] += shared[tid + s];
+        __syncthreads();  // every add of this step lands before any thread reads in the next
+    }
+}

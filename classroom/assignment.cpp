@@ -39,13 +39,13 @@ const StageGrading& grading_of(int stage) {
     // time on our H100 at the grader's size, so that handing in the previous stage's code
     // earns no performance points there (docs/classroom.md has the measurements).
     static const StageGrading table[] = {
-        {1, "the strided index: the same tree, contiguous busy threads", "docs/01-divergence.md", 1.20, 32},
-        {2, "sequential addressing: no bank conflicts", "docs/02-bank-conflicts.md", 1.10, 32},
+        {1, "the strided index: the same tree, contiguous busy threads", "docs/01-divergence.md", 1.25, 32},
+        {2, "sequential addressing: no bank conflicts", "docs/02-bank-conflicts.md", 1.12, 32},
         {3, "the first add during the load", "docs/03-first-add.md", 1.25, 32},
-        {4, "the last warp without block-wide barriers", "docs/04-sync-removal.md", 1.12, 64},
-        {5, "the block size as a template parameter: the tree completely unrolled", "docs/05-complete-unroll.md", 1.04, 64},
+        {4, "the last warp without block-wide barriers", "docs/04-sync-removal.md", 1.10, 64},
+        {5, "the block size as a template parameter: the tree completely unrolled", "docs/05-complete-unroll.md", 1.03, 64},
         {6, "many elements per thread: a grid-stride loop over a fixed grid", "docs/06-grid-stride.md", 1.08, 64},
-        {7, "warp shuffles, 16-byte loads and a single pass", "docs/07-shuffles-vectors.md", 1.08, 64},
+        {7, "warp shuffles, 16-byte loads and a single pass", "docs/07-shuffles-vectors.md", 1.10, 64},
     };
     if (stage < 1 || stage > 7) throw std::invalid_argument("no assignment for stage " + std::to_string(stage));
     return table[stage - 1];

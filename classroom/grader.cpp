@@ -109,8 +109,8 @@ struct Grader {
     std::string exe(const std::string& name) const { return (build / "bin" / name).string(); }
 
     void add(const std::string& name, double max, bool passed, const std::string& output,
-             const std::string& visibility = "visible", double partial = -1) {
-        results.tests.push_back(TestResult{name, passed ? max : (partial >= 0 ? partial : 0), max, passed, output, visibility});
+             const std::string& visibility = "visible") {
+        results.tests.push_back(TestResult{name, passed ? max : 0, max, passed, trimmed(output), visibility});
     }
 
     // Nothing earned: every test of a stage listed with zero, so the maximum stays visible.

@@ -69,6 +69,7 @@ std::string results_json(const GradeResults& results) {
 
 void write_report(std::ostream& out, const GradeResults& results) {
     out << results.output << "\n\n";
+    // One line per test; its output below it, indented.
     for (const TestResult& t : results.tests) {
         char line[256];
         std::snprintf(line, sizeof line, "%-6s %5s / %-4s %s%s", t.passed ? "pass" : "FAIL", number(t.score).c_str(),

@@ -28,9 +28,9 @@ std::vector<std::string> split_lines(const std::string& text) {
 }  // namespace
 
 std::string trimmed(const std::string& line) {
-    const auto first = line.find_first_not_of(" \t\r");
+    const auto first = line.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return "";
-    const auto last = line.find_last_not_of(" \t\r");
+    const auto last = line.find_last_not_of(" \t\r\n");
     return line.substr(first, last - first + 1);
 }
 

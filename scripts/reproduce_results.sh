@@ -17,13 +17,15 @@
 #   explain    explain.txt         reduce0 ... reduce3 --explain
 #   sass       sass_*.txt          scripts/sass.sh: the SASS the chapters quote (needs cuobjdump)
 #   timeline   timeline.txt        scripts/timeline.sh (needs nsys)
+#   launches   launches.txt        the kernels each stage launches in one run, from Nsight Compute
+#   latency    latency.csv         dram_latency: one load's latency from DRAM and from L2
 #   plot       docs/img/sweep.png  from the sweeps (needs matplotlib)
 # and always environment.txt: GPU, driver, CUDA, commit, date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results}
 shift || true
-parts=${*:-readme results targets rounding sweeps profiles legacy explain sass timeline plot}
+parts=${*:-readme results targets rounding sweeps profiles legacy explain sass timeline launches latency plot}
 bin=build/release/bin
 [[ -x $bin/reduce_all ]] || { echo "reproduce_results.sh: $bin/reduce_all not found: build first (README.md)" >&2; exit 3; }
 mkdir -p "$out"
@@ -144,6 +146,27 @@ fi
 
 if wanted timeline; then
     { run scripts/timeline.sh --n 2^24 --type int || echo "timeline.sh failed (exit $?)"; } >"$out/timeline.txt" 2>&1
+fi
+
+if wanted launches; then
+    if command -v ncu >/dev/null; then
+        # Each stage's runs sit in an NVTX range "<stage> <kernel> ..." (common/timing.h);
+        # ncu lists every kernel launched inside it, in order: the L2 flush, then the stage's.
+        for stage in reduce0 reduce1 reduce2 reduce3 reduce4 reduce5 reduce6 reduce7 cub; do
+            echo "\$ ncu --clock-control none --nvtx --nvtx-include 'regex:^$stage .*/' --metrics gpu__time_duration.sum" \
+                "$bin/reduce_all --n 2^24 --type int --iters 1 --warmup 0"
+            ncu --clock-control none --nvtx --nvtx-include "regex:^$stage .*/" --metrics gpu__time_duration.sum \
+                $bin/reduce_all --n 2^24 --type int --iters 1 --warmup 0 2>&1 |
+                grep -E "^  [a-zA-Z_(].*\(|gpu__time_duration"
+            echo
+        done >"$out/launches.txt"
+    else
+        echo "ncu not found: no launches" | tee "$out/launches.txt"
+    fi
+fi
+
+if wanted latency; then
+    $bin/dram_latency >"$out/latency.csv"
 fi
 
 if wanted plot; then

@@ -161,7 +161,7 @@ int run_hidden(const Stage& student, const std::string& group, std::uint64_t see
 // a GPU shared with other work, or a slower GPU, changes all three alike.
 int run_perf(const Stage& student, std::uint64_t seed) {
     constexpr std::size_t kN = std::size_t{1} << 24;  // 67 MB of int: DRAM, not L2, on every GPU
-    constexpr int kRounds = 5;
+    constexpr int kRounds = 7;
     const DeviceInfo device = open_device(0, std::nullopt);
     L2Flusher flusher(device.l2_bytes);
     CudaStream stream;

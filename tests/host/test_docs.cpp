@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -78,6 +79,74 @@ TEST(Docs, EveryQuotedDiffMatchesTheKernels) {
         }
         EXPECT_GT(changed, 0) << "a diff with no change";
     }
+}
+
+}  // namespace
+
+#include <cstdlib>
+
+#include "figures.h"
+
+namespace {
+
+// Every measured figure in README.md, docs/ and assignments/ is a link to its results file
+// and equals what that file holds (tools/figures.h); a number that looks measured but is
+// not a figure fails too. A classroom tree has no results: there is nothing to check.
+TEST(Docs, EveryFigureMatchesItsSource) {
+    if (!std::filesystem::is_directory(kSource / "docs/results")) GTEST_SKIP() << "no docs/results in this tree";
+    int figures_seen = 0;
+    for (const std::string& page : figures::pages(kSource.string())) {
+        std::ifstream in(kSource / page);
+        std::stringstream text;
+        text << in.rdbuf();
+        figures_seen += static_cast<int>(std::count(text.str().begin(), text.str().end(), '"') > 0);
+        for (const auto& problem : figures::check_page(kSource.string(), page, text.str())) {
+            ADD_FAILURE() << problem.where << ": " << problem.what;
+        }
+    }
+    EXPECT_GT(figures_seen, 0);
+}
+
+// The check itself, on a planted results file and page: it must reject each kind of
+// wrong figure and accept the right ones.
+TEST(Docs, TheFigureCheckRejectsWrongFigures) {
+    const std::filesystem::path root = std::filesystem::temp_directory_path() / "figures-test";
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root / "docs/results");
+    std::ofstream(root / "docs/results/r.csv") << "stage,variant,type,n,median_ms,gbps\n"
+                                                  "reduce0,,int,4194304,0.0513,327.1\n"
+                                                  "reduce0,,int,4194304,0.0509,329.6\n"
+                                                  "reduce0,,int,4194304,0.0520,322.6\n"
+                                                  "reduce0,select=bitmask,int,4194304,0.0293,573\n";
+    std::ofstream(root / "docs/results/p.txt") << "smsp__inst_executed.sum   inst   32,948,224   18,268,160\n";
+    const auto problems_in = [&](const std::string& page) {
+        return figures::check_page(root.string(), "docs/x.md", page).size();
+    };
+    const std::string q = "stage=reduce0; type=int; n=2^22; variant= -> median_ms";
+    EXPECT_EQ(problems_in("[51.3 us](results/r.csv \"" + q + ":median\")"), 0u);
+    EXPECT_EQ(problems_in("[51.3 us (50.9-52.0)](results/r.csv \"" + q + ":spread\")"), 0u);
+    EXPECT_EQ(problems_in("[1.75x](results/r.csv \"" + q + ":median / stage=reduce0; variant=select=bitmask -> "
+                          "median_ms\")"),
+              0u);
+    EXPECT_EQ(problems_in("[32,948,224](results/p.txt \"line: smsp__inst_executed.sum\")"), 0u);
+    EXPECT_EQ(problems_in("2 x 5120-bit bus, `51.3 us` in code, 2^22 values"), 0u);
+    // Wrong: a planted figure, a spread, a ratio, a count, an ambiguous query, a number
+    // without its link, a missing source.
+    EXPECT_EQ(problems_in("[51.4 us](results/r.csv \"" + q + ":median\")"), 1u);
+    EXPECT_EQ(problems_in("[51.3 us (50.9-51.9)](results/r.csv \"" + q + ":spread\")"), 1u);
+    EXPECT_EQ(problems_in("[1.80x](results/r.csv \"" + q + ":median / stage=reduce0; variant=select=bitmask -> "
+                          "median_ms\")"),
+              1u);
+    EXPECT_EQ(problems_in("[32,948,225](results/p.txt \"line: smsp__inst_executed.sum\")"), 1u);
+    EXPECT_EQ(problems_in("[51.3 us](results/r.csv \"stage=reduce0 -> median_ms:median\")"), 1u);  // two variants
+    EXPECT_EQ(problems_in("[51.3 us](results/r.csv \"" + q + "\")"), 1u);                         // three rows
+    EXPECT_EQ(problems_in("reduce0 took 51.3 us, 1.75x slower, at 9.7% of peak"), 3u);
+    EXPECT_EQ(problems_in("[51.3 us](results/missing.csv \"" + q + ":median\")"), 1u);
+    // --update rewrites a stale CSV figure to the data, keeping its decimals and unit.
+    std::vector<figures::Problem> problems;
+    EXPECT_EQ(figures::update_page(root.string(), "docs/x.md", "[49 us](results/r.csv \"" + q + ":median\")", problems),
+              "[51 us](results/r.csv \"" + q + ":median\")");
+    EXPECT_TRUE(problems.empty());
 }
 
 }  // namespace

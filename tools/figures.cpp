@@ -1,0 +1,448 @@
+#include "figures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace figures {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct QueryError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::string read(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw QueryError("cannot read " + path.generic_string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+std::string trim(const std::string& s) {
+    const auto a = s.find_first_not_of(" \t\r\n");
+    if (a == std::string::npos) return "";
+    return s.substr(a, s.find_last_not_of(" \t\r\n") - a + 1);
+}
+
+// ---------------------------------------------------------------- CSV
+struct Table {
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+    int column(const std::string& name) const {
+        const auto it = std::find(header.begin(), header.end(), name);
+        if (it == header.end()) throw QueryError("no column '" + name + "'");
+        return static_cast<int>(it - header.begin());
+    }
+};
+
+Table parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> rows(1);
+    std::string field;
+    bool quoted = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+        } else if (c == '"') {
+            quoted = true;
+        } else if (c == ',') {
+            rows.back().push_back(field);
+            field.clear();
+        } else if (c == '\n') {
+            rows.back().push_back(field);
+            field.clear();
+            rows.emplace_back();
+        } else if (c != '\r') {
+            field += c;
+        }
+    }
+    if (!field.empty() || !rows.back().empty()) rows.back().push_back(field);
+    if (rows.back().empty()) rows.pop_back();
+    Table table;
+    if (rows.empty()) return table;
+    table.header = rows[0];
+    for (std::size_t r = 1; r < rows.size(); ++r) {
+        if (rows[r] == table.header) continue;  // a header repeated by an append
+        table.rows.push_back(rows[r]);
+    }
+    return table;
+}
+
+std::map<std::string, Table>& table_cache() {
+    static std::map<std::string, Table> cache;
+    return cache;
+}
+
+const Table& table_of(const fs::path& path) {
+    auto& cache = table_cache();
+    const std::string key = path.generic_string();
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, parse_csv(read(path))).first;
+    return it->second;
+}
+
+// "2^22" -> "4194304"; anything else unchanged.
+std::string expand_power(const std::string& value) {
+    static const std::regex power(R"(^2\^(\d+)$)");
+    std::smatch m;
+    if (std::regex_match(value, m, power)) return std::to_string(1ULL << std::stoi(m[1]));
+    return value;
+}
+
+double number_of(const std::string& text) {
+    std::string digits;
+    for (char c : text) {
+        if (c != ',') digits += c;
+    }
+    std::size_t used = 0;
+    const double value = std::stod(digits, &used);
+    if (used != digits.size()) throw QueryError("not a number: '" + text + "'");
+    return value;
+}
+
+struct Value {
+    double median = 0, min = 0, max = 0;
+    std::string column;  // the CSV column, for the unit; empty for a computed value
+};
+
+// The columns that say which thing a row measured; repetitions agree on all of them.
+const char* kIdentity[] = {"stage", "kernel", "variant", "type", "n", "block", "data", "lesson", "column", "metric"};
+
+Value lookup(const Table& table, const std::string& term) {
+    const auto arrow = term.find(" -> ");
+    if (arrow == std::string::npos) throw QueryError("a CSV query is FILTERS -> COLUMN[:AGGREGATE], not '" + term + "'");
+    std::vector<std::pair<int, std::string>> filters;
+    std::istringstream parts(term.substr(0, arrow));
+    for (std::string filter; std::getline(parts, filter, ';');) {
+        filter = trim(filter);
+        if (filter.empty()) continue;
+        const auto eq = filter.find('=');
+        if (eq == std::string::npos) throw QueryError("a filter is COLUMN=VALUE, not '" + filter + "'");
+        filters.emplace_back(table.column(trim(filter.substr(0, eq))), expand_power(filter.substr(eq + 1)));
+    }
+    std::string target = trim(term.substr(arrow + 4)), aggregate;
+    if (const auto colon = target.find(':'); colon != std::string::npos) {
+        aggregate = target.substr(colon + 1);
+        target = target.substr(0, colon);
+    }
+    const int col = table.column(target);
+    std::vector<const std::vector<std::string>*> rows;
+    for (const auto& row : table.rows) {
+        bool match = row.size() == table.header.size();
+        for (const auto& [c, v] : filters) match = match && (row[c] == v || expand_power(row[c]) == v);
+        if (match) rows.push_back(&row);
+    }
+    if (rows.empty()) throw QueryError("no row matches '" + term.substr(0, arrow) + "'");
+    for (const char* name : kIdentity) {
+        const auto it = std::find(table.header.begin(), table.header.end(), name);
+        if (it == table.header.end()) continue;
+        const auto c = it - table.header.begin();
+        for (const auto* row : rows) {
+            if ((*row)[c] != (*rows[0])[c]) {
+                throw QueryError("the rows matched differ in '" + std::string(name) + "' ('" + (*rows[0])[c] + "', '" +
+                                 (*row)[c] + "'): add a filter");
+            }
+        }
+    }
+    if (rows.size() > 1 && aggregate.empty()) {
+        throw QueryError(std::to_string(rows.size()) + " rows match: say :median, :min, :max or :spread");
+    }
+    std::vector<double> values;
+    for (const auto* row : rows) values.push_back(number_of((*row)[col]));
+    std::sort(values.begin(), values.end());
+    const std::size_t k = values.size();
+    const double median = k % 2 ? values[k / 2] : (values[k / 2 - 1] + values[k / 2]) / 2;
+    Value v{median, values.front(), values.back(), table.header[col]};
+    if (aggregate == "min") v.median = v.min;
+    if (aggregate == "max") v.median = v.max;
+    if (!aggregate.empty() && aggregate != "median" && aggregate != "min" && aggregate != "max" && aggregate != "spread") {
+        throw QueryError("unknown aggregate ':" + aggregate + "'");
+    }
+    if (aggregate != "spread") v.min = v.max = v.median;
+    return v;
+}
+
+// A whole query: terms joined by " / ", " * ", " + ", " - ", left to right.
+Value evaluate(const Table& table, const std::string& query) {
+    static const std::regex op(R"( ([/*+-]) )");
+    std::vector<std::string> terms;
+    std::vector<char> ops;
+    std::size_t start = 0;
+    for (auto it = std::sregex_iterator(query.begin(), query.end(), op); it != std::sregex_iterator(); ++it) {
+        terms.push_back(query.substr(start, it->position(0) - start));
+        ops.push_back((*it)[1].str()[0]);
+        start = it->position(0) + it->length(0);
+    }
+    terms.push_back(query.substr(start));
+    auto term_value = [&](const std::string& t) {
+        static const std::regex literal(R"(^\s*-?[0-9][0-9,]*(\.[0-9]+)?\s*$)");
+        if (std::regex_match(t, literal)) {
+            const double x = number_of(trim(t));
+            return Value{x, x, x, ""};
+        }
+        return lookup(table, t);
+    };
+    Value v = term_value(terms[0]);
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+        const Value w = term_value(terms[i + 1]);
+        if (v.min != v.max || w.min != w.max) throw QueryError(":spread cannot be combined with other terms");
+        switch (ops[i]) {
+            case '/': v.median /= w.median; break;
+            case '*': v.median *= w.median; break;
+            case '+': v.median += w.median; break;
+            default: v.median -= w.median; break;
+        }
+        v.min = v.max = v.median;
+        v.column.clear();
+    }
+    return v;
+}
+
+// ---------------------------------------------------------------- the figure's text
+struct Shown {
+    std::string number;             // as written, e.g. "32,948,224" or "51.3"
+    std::string unit;               // "us", "GB/s", "%", "x", or ""
+    std::string low, high;          // the spread, when shown: "50.9", "51.6"
+};
+
+const std::regex kShown(
+    R"(^([-+]?[0-9][0-9,]*(?:\.[0-9]+)?) ?(us|ms|s|GB/s|TB/s|%|x|MB|GB|ulp)?(?: \(([0-9][0-9,]*(?:\.[0-9]+)?) ?(?:-|–|to) ?([0-9][0-9,]*(?:\.[0-9]+)?)\))?$)");
+
+Shown parse_shown(const std::string& text) {
+    std::smatch m;
+    if (!std::regex_match(text, m, kShown)) {
+        throw QueryError("a figure's text is a number with an optional unit and (low-high) spread, not '" + text + "'");
+    }
+    return Shown{m[1], m[2], m[3], m[4]};
+}
+
+int decimals(const std::string& number) {
+    const auto dot = number.find('.');
+    return dot == std::string::npos ? 0 : static_cast<int>(number.size() - dot - 1);
+}
+
+// The factor from a column's unit to the unit shown.
+double scale(const std::string& column, const std::string& unit) {
+    const bool ms = column.size() > 3 && column.compare(column.size() - 3, 3, "_ms") == 0;
+    if (ms && unit == "us") return 1000;
+    if (ms && unit == "s") return 1e-3;
+    if (column == "gbps" && unit == "TB/s") return 1e-3;
+    return 1;
+}
+
+std::string format_like(double value, const std::string& like) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals(like), value);
+    std::string out = text;
+    if (like.find(',') != std::string::npos) {  // thousands separators, as shown
+        const auto dot = out.find('.');
+        const auto end = dot == std::string::npos ? out.size() : dot;
+        const std::size_t first = out[0] == '-' ? 1 : 0;
+        for (auto i = static_cast<long>(end) - 3; i > static_cast<long>(first); i -= 3) out.insert(i, ",");
+    }
+    return out;
+}
+
+bool shows(const std::string& number, double value) {
+    const double shown = number_of(number);
+    const double half = 0.5 * std::pow(10.0, -decimals(number));
+    return std::fabs(shown - value) <= half * (1 + 1e-9) + 1e-12 * std::fabs(value);
+}
+
+// ---------------------------------------------------------------- pages
+struct Link {
+    std::size_t begin, end;  // the whole [text](target "query") in the page
+    std::string text, target, query;
+    std::size_t line;
+};
+
+const std::regex kFigureLink(R"(\[([^\]\[]+)\]\(([^)\s]*results/[^)\s]+) \"([^\"]+)\"\))");
+
+std::vector<Link> figure_links(const std::string& page) {
+    std::vector<Link> links;
+    for (auto it = std::sregex_iterator(page.begin(), page.end(), kFigureLink); it != std::sregex_iterator(); ++it) {
+        const std::size_t begin = static_cast<std::size_t>(it->position(0));
+        links.push_back({begin, begin + static_cast<std::size_t>(it->length(0)), (*it)[1], (*it)[2], (*it)[3],
+                         static_cast<std::size_t>(std::count(page.begin(), page.begin() + static_cast<long>(begin), '\n')) + 1});
+    }
+    return links;
+}
+
+fs::path source_of(const std::string& root, const std::string& path, const std::string& target) {
+    return (fs::path(root) / fs::path(path).parent_path() / target).lexically_normal();
+}
+
+// "" when the figure matches its source, else why not.
+std::string verify(const std::string& root, const std::string& path, const Link& link, std::string* updated) {
+    try {
+        const Shown shown = parse_shown(link.text);
+        const fs::path source = source_of(root, path, link.target);
+        if (source.extension() != ".csv") {
+            if (link.query.rfind("line: ", 0) != 0) return "a text source needs the query 'line: TEXT'";
+            const std::string needle = link.query.substr(6);
+            std::istringstream in(read(source));
+            const std::regex token("(^|[^0-9.,])" + std::regex_replace(shown.number, std::regex(R"([.+])"), R"(\$&)") +
+                                   "($|[^0-9])");
+            for (std::string line; std::getline(in, line);) {
+                if (line.find(needle) != std::string::npos && std::regex_search(line, token)) return "";
+            }
+            return "no line of " + link.target + " holds both '" + needle + "' and " + shown.number;
+        }
+        const Value v = evaluate(table_of(source), link.query);
+        const double k = scale(v.column, shown.unit);
+        const bool spread = link.query.find(":spread") != std::string::npos;
+        if (spread != !shown.low.empty()) return "a :spread query needs the text 'M (LOW-HIGH)', and only it";
+        std::string expected = format_like(v.median * k, shown.number) + (shown.unit.empty() ? "" : " " + shown.unit);
+        if (spread) expected += " (" + format_like(v.min * k, shown.low) + "-" + format_like(v.max * k, shown.high) + ")";
+        if (updated) {  // same format as written: the unit glued to the number or not
+            std::string text = link.text;
+            const auto at = text.find(shown.number);
+            text.replace(at, shown.number.size(), format_like(v.median * k, shown.number));
+            if (spread) {
+                const auto open = text.rfind('(');
+                text = text.substr(0, open) + "(" + format_like(v.min * k, shown.low) + "-" +
+                       format_like(v.max * k, shown.high) + ")";
+            }
+            *updated = text;
+        }
+        const bool ok = shows(shown.number, v.median * k) &&
+                        (!spread || (shows(shown.low, v.min * k) && shows(shown.high, v.max * k)));
+        return ok ? "" : "shows " + link.text + ", the data say " + expected;
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+}
+
+// The page without fenced code blocks, inline code and figure links, for the coverage rule.
+std::string prose_of(std::string page) {
+    std::string out;
+    std::istringstream in(page);
+    bool fenced = false;
+    for (std::string line; std::getline(in, line);) {
+        if (trim(line).rfind("```", 0) == 0) {
+            fenced = !fenced;
+            out += "\n";
+            continue;
+        }
+        out += (fenced ? "" : line) + "\n";
+    }
+    out = std::regex_replace(out, kFigureLink, "FIGURE");
+    out = std::regex_replace(out, std::regex("`[^`\n]*`"), "CODE");
+    return out;
+}
+
+// Fenced blocks preceded by <!-- excerpt: results/FILE -->: each line but "..." must be a
+// line of that file.
+void check_excerpts(const std::string& root, const std::string& path, const std::string& page,
+                    std::vector<Problem>& problems) {
+    static const std::regex marker(R"(<!-- excerpt: (\S+) -->)");
+    std::istringstream in(page);
+    std::string source;
+    bool fenced = false;
+    std::size_t number = 0;
+    std::string file_text;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        std::smatch m;
+        if (std::regex_search(line, m, marker)) {
+            source = m[1];
+            continue;
+        }
+        if (trim(line).rfind("```", 0) == 0) {
+            fenced = !fenced;
+            if (fenced && !source.empty()) {
+                try {
+                    file_text = read(source_of(root, path, source));
+                } catch (const std::exception& e) {
+                    problems.push_back({path + ":" + std::to_string(number), e.what()});
+                    file_text.clear();
+                }
+            }
+            if (!fenced) source.clear();
+            continue;
+        }
+        if (!fenced || source.empty() || trim(line) == "..." || trim(line).empty()) continue;
+        if (file_text.find(line) == std::string::npos) {
+            problems.push_back({path + ":" + std::to_string(number), "this excerpt line is not in " + source + ": " + line});
+        }
+    }
+}
+
+}  // namespace
+
+std::vector<Problem> check_page(const std::string& root, const std::string& path, const std::string& page) {
+    std::vector<Problem> problems;
+    for (const Link& link : figure_links(page)) {
+        const std::string why = verify(root, path, link, nullptr);
+        if (!why.empty()) problems.push_back({path + ":" + std::to_string(link.line), "[" + link.text + "]: " + why});
+    }
+    // Coverage: a number with a unit of measurement outside code must be a figure.
+    // "x" counts only glued to its number ("1.49x"): "2 x 5120-bit" is arithmetic.
+    static const std::regex measured(
+        R"((^|[^\w.^/-])([0-9][0-9,]*(?:\.[0-9]+)?)(?: ?(us|ms|GB/s|TB/s)|(%|x))(?![\w/]))");
+    const std::string prose = prose_of(page);
+    std::istringstream in(prose);
+    std::size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        if (line.find("<!--") != std::string::npos) continue;
+        for (auto it = std::sregex_iterator(line.begin(), line.end(), measured); it != std::sregex_iterator(); ++it) {
+            problems.push_back({path + ":" + std::to_string(number),
+                                "'" + (*it)[2].str() + (*it)[3].str() + (*it)[4].str() +
+                                    "' is a measured-looking number that is not a figure link to its source "
+                                    "(tools/figures.h)"});
+        }
+    }
+    check_excerpts(root, path, page, problems);
+    return problems;
+}
+
+std::string update_page(const std::string& root, const std::string& path, const std::string& page,
+                        std::vector<Problem>& problems) {
+    std::string out;
+    std::size_t copied = 0;
+    for (const Link& link : figure_links(page)) {
+        std::string text = link.text;
+        const bool csv = source_of(root, path, link.target).extension() == ".csv";
+        const std::string why = csv ? verify(root, path, link, &text) : verify(root, path, link, nullptr);
+        if (!why.empty() && (!csv || why.rfind("shows ", 0) != 0)) {
+            problems.push_back({path + ":" + std::to_string(link.line), "[" + link.text + "]: " + why});
+            text = link.text;
+        }
+        out += page.substr(copied, link.begin - copied) + "[" + text + "](" + link.target + " \"" + link.query + "\")";
+        copied = link.end;
+    }
+    return out + page.substr(copied);
+}
+
+std::vector<std::string> pages(const std::string& root) {
+    std::vector<std::string> out;
+    if (fs::exists(fs::path(root) / "README.md")) out.push_back("README.md");
+    for (const char* dir : {"docs", "assignments"}) {
+        if (!fs::is_directory(fs::path(root) / dir)) continue;
+        for (const auto& entry : fs::directory_iterator(fs::path(root) / dir)) {
+            if (entry.path().extension() == ".md") out.push_back(std::string(dir) + "/" + entry.path().filename().string());
+        }
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace figures

@@ -1,0 +1,41 @@
+// Figures in the docs that cannot drift from their data.
+//
+// A measured number in README.md, docs/ or assignments/ is written as a link to the file it
+// comes from, with a query in the link's title:
+//
+//   [51.3 us](results/results.csv "stage=reduce0; type=int; n=2^22; variant= -> median_ms:median")
+//   [51.3 us (50.9-51.6)](results/results.csv "stage=reduce0; type=int; n=2^22; variant= -> median_ms:spread")
+//   [1.74x](results/results.csv "... -> median_ms:median / ... -> median_ms:median")
+//   [32,948,224](results/profiles.txt "line: smsp__inst_executed.sum")
+//
+// A CSV query is FILTERS -> COLUMN[:AGGREGATE]: the rows whose columns equal the filters
+// (n also takes 2^K), the column's value, aggregated over repetitions (median, min, max,
+// or spread = median with its min-max). Terms combine with " / ", " * ", " + ", " - ", and
+// a term may be a plain number. A text query "line: S" means some line of the file holds
+// S and the figure's number. The figure's text is the value rounded to the decimals shown,
+// in the unit shown (us, ms, GB/s, TB/s, %, x; a _ms column converts to us).
+//
+// check_figures() finds every figure that no longer matches its source, and every
+// measured-looking number (a number with one of those units) that is not a figure;
+// update_figures() rewrites the figures of CSV sources with their current values.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace figures {
+
+struct Problem {
+    std::string where;  // "docs/01-divergence.md:42"
+    std::string what;
+};
+
+// `page` is the Markdown text of `path` (relative to `root`, the repository).
+std::vector<Problem> check_page(const std::string& root, const std::string& path, const std::string& page);
+// The page with every CSV figure's text replaced by its current value (same decimals and unit).
+std::string update_page(const std::string& root, const std::string& path, const std::string& page,
+                        std::vector<Problem>& problems);
+// The pages the rules apply to: README.md, docs/*.md, assignments/*.md.
+std::vector<std::string> pages(const std::string& root);
+
+}  // namespace figures

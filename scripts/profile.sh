@@ -9,7 +9,7 @@
 #
 # Where a lesson has a labelled variant, it gets a column too: reduce1's lesson also
 # profiles reduce0 --select bitmask (the divergent tree without the %), reduce3's also
-# reduce3 --running-sum register.
+# reduce3 --running-sum shared (reduce2's tree after the first add).
 #
 # Needs ncu (Nsight Compute, part of the CUDA Toolkit) and a GPU; profiling counters may
 # need root or the driver's "profiling for all users" setting (ERR_NVGPUCTRPERM).
@@ -92,7 +92,7 @@ case $stage in
 esac
 columns+=("$stage|$stage|")
 case $stage in
-    reduce3) columns+=("reduce3 [running-sum=register]|reduce3|--running-sum register") ;;
+    reduce3) columns+=("reduce3 [running-sum=shared]|reduce3|--running-sum shared") ;;
 esac
 
 tmp=$(mktemp -d)

@@ -432,6 +432,8 @@ std::string update_page(const std::string& root, const std::string& path, const 
     return out + page.substr(copied);
 }
 
+std::size_t count_figures(const std::string& page) { return figure_links(page).size(); }
+
 std::vector<std::string> pages(const std::string& root) {
     std::vector<std::string> out;
     if (fs::exists(fs::path(root) / "README.md")) out.push_back("README.md");

@@ -7,11 +7,10 @@
 //   ctest --preset grading            (builds and grades seven trees: allow half an hour)
 //
 // Each grading's report and results.json are written to <build>/classroom/tests/grading/
-// examples, for docs/classroom-examples.
+// examples; scripts/grading_summary.sh turns the reports into docs/results/grading/grading.csv.
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -114,20 +113,6 @@ protected:
         write_file(examples / (stage_name(stage) + "-" + fixture + ".txt"), report.str());
         std::printf("%s %s: %g / %g (exit %d)\n", stage_name(stage).c_str(), fixture.c_str(), graded.results.score(),
                     graded.results.max_score(), graded.exit_status);
-        // One row per grading for docs/classroom.md: the score and the measured time ratios.
-        std::string ratios = ",,";
-        for (const TestResult& t : graded.results.tests) {
-            std::smatch m;
-            static const std::regex perf(R"(([0-9.]+)x the reference solution's [0-9.]+ us and ([0-9.]+)x the previous )"
-                                         R"(stage's .* the previous stage takes ([0-9.]+)x)");
-            if (std::regex_search(t.output, m, perf)) ratios = m.str(1) + "," + m.str(2) + "," + m.str(3);
-        }
-        const fs::path summary = examples / "grading.csv";
-        const bool fresh = !fs::exists(summary);
-        std::ofstream csv(summary, std::ios::app);
-        if (fresh) csv << "stage,fixture,score,max_score,exit_status,vs_reference,vs_previous,previous_vs_reference,threshold\n";
-        csv << stage_name(stage) << "," << fixture << "," << graded.results.score() << "," << graded.results.max_score()
-            << "," << graded.exit_status << "," << ratios << "," << grading_of(stage).max_time_ratio << "\n";
         return Grading{graded.results, graded.exit_status};
     }
 

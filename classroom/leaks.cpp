@@ -38,8 +38,13 @@ std::string comparable(const std::string& line, bool markdown) {
 std::set<std::string> solution_lines(const fs::path& repo, const Assignment& a) {
     std::set<std::string> solution, given;
     for (const std::string& path : list_files(repo)) {
-        if (path.rfind("build/", 0) == 0 || path.rfind(".git/", 0) == 0 || path.rfind("classroom/", 0) == 0) continue;
-        if (!has_markers(path)) continue;
+        // Only the sources a tree is made of: not build folders, not classroom/, and not a
+        // generated handout/autograder folder inside the repository, whose solutions would
+        // otherwise count as "given" and hide a leak.
+        const bool source = path.rfind("common/", 0) == 0 || path.rfind("runner/", 0) == 0 ||
+                            path.rfind("tests/", 0) == 0 || path.rfind("tools/", 0) == 0 ||
+                            (path.rfind("reduce", 0) == 0 && path.size() > 7 && std::isdigit(path[6]) && path[7] == '/');
+        if (!source || !has_markers(path)) continue;
         const MarkedFile file = parse_markers(read_file(repo / path), path);
         // The solution: the reference lines of the assigned stages' regions.
         for (const Region& region : file.regions) {

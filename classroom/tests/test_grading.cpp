@@ -150,7 +150,8 @@ TEST_P(Grader, ScoresWhatTheRubricPromises) {
     EXPECT_EQ(slower.points("performance"), 0);
 
     // Hard-coded sums: the sum of the public tests' input for each n (their seed is
-    // n * 7 + 1), written without reading the input. The public tests pass; fresh seeds don't.
+    // n * 7 + offset + 1, offset being how many elements past a 256-byte boundary the
+    // input starts), written without reading the input. The public tests pass; fresh seeds don't.
     std::smatch registered;  // the launcher the Stage registers: "X<int>, X<float>, X<double>"
     ASSERT_TRUE(std::regex_search(reference, registered, std::regex(R"((\w+)<int>, \1<float>, \1<double>)")));
     const std::string launcher = registered[1];
@@ -158,10 +159,12 @@ TEST_P(Grader, ScoresWhatTheRubricPromises) {
                                     "public_sum<int>, public_sum<float>, public_sum<double>");
     ASSERT_NE(cheat, reference) << "the Stage initializer did not name " << launcher;
     cheat = replace_all(cheat, "const Stage " + name + "_stage = {",
-                        "#include \"input.h\"\n"
+                        "#include <cstdint>\n#include \"input.h\"\n"
                         "template <typename T>\n"
-                        "void public_sum(const T*, std::size_t n, T* out, void*, const RunConfig&, cudaStream_t) {\n"
-                        "    const T value = static_cast<T>(make_input<T>(n, n * 7 + 1).expected.exact);\n"
+                        "void public_sum(const T* in, std::size_t n, T* out, void*, const RunConfig&, cudaStream_t) {\n"
+                        "    // the public tests' seed: n * 7 + (elements past a 256-byte boundary) + 1\n"
+                        "    const std::size_t offset = reinterpret_cast<std::uintptr_t>(in) % 256 / sizeof(T);\n"
+                        "    const T value = static_cast<T>(make_input<T>(n, n * 7 + offset + 1).expected.exact);\n"
                         "    CUDA_CHECK(cudaMemcpy(out, &value, sizeof(T), cudaMemcpyHostToDevice));\n"
                         "}\n\nconst Stage " + name + "_stage = {");
     const Grading hard_coded = grade_as("hard-coded", submission_with(out / "submissions/hard-coded", stage, cheat));

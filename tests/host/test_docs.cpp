@@ -53,7 +53,9 @@ std::vector<DiffBlock> diff_blocks() {
 
 TEST(Docs, EveryQuotedDiffMatchesTheKernels) {
     const auto blocks = diff_blocks();
-    ASSERT_GE(blocks.size(), 7u) << "each lesson chapter quotes its change as a ```diff block";
+    // A classroom tree (no classroom/ folder) has only the chapters before its assignment.
+    const bool assignment_tree = !std::filesystem::exists(kSource / "classroom");
+    ASSERT_GE(blocks.size(), assignment_tree ? 0u : 7u) << "each lesson chapter quotes its change as a ```diff block";
     for (const DiffBlock& block : blocks) {
         SCOPED_TRACE(block.chapter + ": " + block.before + " -> " + block.after);
         ASSERT_FALSE(block.before.empty() || block.after.empty()) << "a diff block needs --- and +++ lines";

@@ -45,7 +45,9 @@ struct Table {
     }
 };
 
-Table parse_csv(const std::string& text) {
+}  // namespace
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
     std::vector<std::vector<std::string>> rows(1);
     std::string field;
     bool quoted = false;
@@ -75,6 +77,13 @@ Table parse_csv(const std::string& text) {
     }
     if (!field.empty() || !rows.back().empty()) rows.back().push_back(field);
     if (rows.back().empty()) rows.pop_back();
+    return rows;
+}
+
+namespace {
+
+Table parse_csv(const std::string& text) {
+    const std::vector<std::vector<std::string>> rows = csv_rows(text);
     Table table;
     if (rows.empty()) return table;
     table.header = rows[0];

@@ -35,6 +35,8 @@ std::vector<Problem> check_page(const std::string& root, const std::string& path
 // The page with every CSV figure's text replaced by its current value (same decimals and unit).
 std::string update_page(const std::string& root, const std::string& path, const std::string& page,
                         std::vector<Problem>& problems);
+// The fields of each line of a CSV text (RFC 4180 quoting; CR dropped).
+std::vector<std::vector<std::string>> csv_rows(const std::string& text);
 // How many figure links a page has.
 std::size_t count_figures(const std::string& page);
 // The pages the rules apply to: README.md, docs/*.md, assignments/*.md.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "figures.h"
 #include "report.h"
 
 namespace {
@@ -54,38 +55,8 @@ std::vector<Record> sample_records() {
     return {a, b};
 }
 
-// A small CSV reader (RFC 4180 quoting).
-std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
-    std::vector<std::vector<std::string>> rows(1);
-    std::string field;
-    bool quoted = false;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const char c = text[i];
-        if (quoted) {
-            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-                field += '"';
-                ++i;
-            } else if (c == '"') {
-                quoted = false;
-            } else {
-                field += c;
-            }
-        } else if (c == '"') {
-            quoted = true;
-        } else if (c == ',') {
-            rows.back().push_back(field);
-            field.clear();
-        } else if (c == '\n') {
-            rows.back().push_back(field);
-            field.clear();
-            rows.emplace_back();
-        } else {
-            field += c;
-        }
-    }
-    if (rows.back().empty()) rows.pop_back();
-    return rows;
-}
+// The CSV reader the figures check uses (tools/figures.h).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) { return figures::csv_rows(text); }
 
 // A small JSON reader for what write_json emits: an array of flat objects whose values
 // are strings, numbers, true, false or null. Values come back as text; null as "null".

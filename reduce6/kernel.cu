@@ -4,7 +4,7 @@
 // only as many blocks as the GPU holds at once (SMs x resident blocks per SM, from the
 // occupancy calculator), and each thread walks the whole input with a stride of the
 // whole grid, adding in a register as it goes. Per value, the tree, the barriers and the
-// block start-up now happen once per thousands of values instead of once per 2 x BLOCK,
+// block start-up now happen once per hundreds of values instead of once per 2 x BLOCK,
 // and every thread keeps loads in flight for as long as the input lasts. The grid's few
 // hundred partial sums are finished by one more launch of a single block.
 //

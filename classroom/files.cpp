@@ -38,6 +38,12 @@ std::vector<std::string> list_files(const fs::path& root) {
     return files;
 }
 
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 bool is_text(const std::string& data) { return data.find('\0', 0) == std::string::npos || data.find('\0') > 8192; }
 
 }  // namespace classroom

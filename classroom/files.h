@@ -17,5 +17,7 @@ void write_if_changed(const fs::path& path, const std::string& text);
 // Every regular file under `root`, as paths relative to it with '/' separators, sorted.
 std::vector<std::string> list_files(const fs::path& root);
 bool is_text(const std::string& data);  // no NUL byte in the first 8 kB
+bool starts_with(const std::string& s, const std::string& prefix);
+bool ends_with(const std::string& s, const std::string& suffix);
 
 }  // namespace classroom

@@ -16,19 +16,6 @@ namespace classroom {
 
 namespace {
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// The stage a path belongs to: 4 for "reduce4/...", -1 for anything else.
-int stage_of(const std::string& path) {
-    static const std::regex stage_dir(R"(^reduce(\d)/.*)");
-    std::smatch m;
-    return std::regex_match(path, m, stage_dir) ? std::stoi(m[1]) : -1;
-}
-
 // Which files of the repository a student tree of `a` has (before stubbing).
 bool handed_out(const std::string& path, const Assignment& a) {
     static const std::regex chapter(R"(^docs/0(\d)-[^/]+\.md$)");
@@ -201,6 +188,12 @@ std::vector<std::string> repository_files(const fs::path& repo) {
 }
 
 }  // namespace
+
+int stage_of(const std::string& path) {
+    static const std::regex stage_dir(R"(^reduce(\d)/.*)");
+    std::smatch m;
+    return std::regex_match(path, m, stage_dir) ? std::stoi(m[1]) : -1;
+}
 
 bool has_markers(const std::string& path) {
     return ends_with(path, ".cu") || ends_with(path, ".cuh") || ends_with(path, ".h") || ends_with(path, ".cpp") ||

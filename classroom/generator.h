@@ -44,6 +44,9 @@ void write_tree(const Tree& tree, const fs::path& dir);
 // Writes <out>/student, <out>/autograder and <out>/autograder.zip; returns a summary.
 std::string generate(const fs::path& repo, const Assignment& assignment, const fs::path& out);
 
+// The stage a path belongs to: 4 for "reduce4/...", -1 for anything else.
+int stage_of(const std::string& path);
+
 // The source files whose solution markers the generator reads: C++ and CUDA sources.
 bool has_markers(const std::string& path);
 

@@ -129,7 +129,7 @@ struct Grader {
         return run_process(argv, "", timeout);
     }
 
-    bool sync_tree(const std::map<std::string, std::string>& editable) {
+    void sync_tree(const std::map<std::string, std::string>& editable) {
         const fs::path pristine = options.autograder / "student_tree";
         std::set<std::string> wanted;
         for (const std::string& path : list_files(pristine)) {
@@ -142,7 +142,6 @@ struct Grader {
         for (const std::string& path : list_files(tree)) {
             if (!wanted.count(path)) fs::remove(tree / path);  // left by an earlier grading
         }
-        return true;
     }
 
     bool build_everything(std::string& log) {

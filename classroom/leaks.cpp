@@ -16,10 +16,6 @@ bool says_something(const std::string& line) {
     return alphanumeric >= 3;
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 void add_lines(std::set<std::string>& lines, const std::string& text, bool markdown) {
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) lines.insert(comparable(line, markdown));
@@ -41,9 +37,8 @@ std::set<std::string> solution_lines(const fs::path& repo, const Assignment& a) 
         // Only the sources a tree is made of: not build folders, not classroom/, and not a
         // generated handout/autograder folder inside the repository, whose solutions would
         // otherwise count as "given" and hide a leak.
-        const bool source = path.rfind("common/", 0) == 0 || path.rfind("runner/", 0) == 0 ||
-                            path.rfind("tests/", 0) == 0 || path.rfind("tools/", 0) == 0 ||
-                            (path.rfind("reduce", 0) == 0 && path.size() > 7 && std::isdigit(path[6]) && path[7] == '/');
+        const bool source = starts_with(path, "common/") || starts_with(path, "runner/") ||
+                            starts_with(path, "tests/") || starts_with(path, "tools/") || stage_of(path) >= 0;
         if (!source || !has_markers(path)) continue;
         const MarkedFile file = parse_markers(read_file(repo / path), path);
         // The solution: the reference lines of the assigned stages' regions.
@@ -54,9 +49,7 @@ std::set<std::string> solution_lines(const fs::path& repo, const Assignment& a) 
         }
         // What a student gets anyway: the file with the assigned regions stubbed, where the
         // file itself is handed out (the stages before the assignment, and its own).
-        const bool later_stage = path.rfind("reduce", 0) == 0 && path.size() > 6 && std::isdigit(path[6]) &&
-                                 path[6] - '0' > a.last;
-        if (later_stage) continue;
+        if (stage_of(path) > a.last) continue;  // a later stage: not in the tree
         add_lines(given, render(file,
                                 [&](int k) {
                                     if (k < a.first) return RegionAs::Reference;

@@ -95,17 +95,6 @@ RunConfig run_config(const Options& options) {
 }
 
 template <typename T>
-DeviceInput<T> upload_input(std::size_t n, std::uint64_t seed, InputData data) {
-    const HostInput<T> host = make_input<T>(n, seed, data);
-    DeviceInput<T> input{n, DeviceBuffer<T>(n), host.expected};
-    if (n) CUDA_CHECK(cudaMemcpy(input.values.get(), host.values.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-    // A copy from pageable memory may return before its DMA lands, and the timed kernels
-    // run on a non-blocking stream that would not wait for it.
-    CUDA_CHECK(cudaDeviceSynchronize());
-    return input;
-}
-
-template <typename T>
 Record bench_stage(const Stage& stage, const RunConfig& config, const DeviceInput<T>& input, BenchContext& context) {
     Record r = new_record(stage.name, stage.kernel, variant_of(stage, config), input, input.n * sizeof(T),
                           config.block, context);
@@ -197,7 +186,6 @@ void compare_records(std::vector<Record>& records) {
 }
 
 #define INSTANTIATE(T)                                                                 \
-    template DeviceInput<T> upload_input<T>(std::size_t, std::uint64_t, InputData);    \
     template Record bench_stage<T>(const Stage&, const RunConfig&, const DeviceInput<T>&, BenchContext&); \
     template Record bench_cub<T>(const DeviceInput<T>&, BenchContext&);                \
     template Record bench_copy<T>(const DeviceInput<T>&, BenchContext&);

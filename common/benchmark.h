@@ -5,24 +5,13 @@
 
 #include <string>
 
-#include "device_buffer.h"
+#include "device_input.h"
 #include "device_info.h"
 #include "input.h"
 #include "options.h"
 #include "report.h"
 #include "stage.h"
 #include "timing.h"
-
-// The input on the device, and what its sum must be, from the host (input.h).
-template <typename T>
-struct DeviceInput {
-    std::size_t n = 0;
-    DeviceBuffer<T> values;
-    ExpectedSum expected;
-};
-
-template <typename T>
-DeviceInput<T> upload_input(std::size_t n, std::uint64_t seed, InputData data = InputData::Integers);
 
 struct BenchContext {
     const DeviceInfo& device;

@@ -7,14 +7,6 @@
 
 namespace {
 
-// splitmix64 of (seed, i): a good 64-bit mix, cheap, and independent of thread count.
-std::uint64_t mix(std::uint64_t seed, std::size_t i) {
-    std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + (i + 1) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
 // A running sum with Neumaier's compensation: the rounding error of each add is kept
 // and added back at the end. In long double (64-bit significand) it is far more accurate
 // than float or double rounding needs.
@@ -28,16 +20,14 @@ struct CompensatedSum {
     long double value() const { return sum + compensation; }
 };
 
-// Calls fill(begin, end, worker) over n elements on all host cores (one for small n).
-template <typename Fill>
-std::size_t in_parallel(std::size_t n, Fill&& fill) {
-    const std::size_t workers =
-        n < (1u << 20) ? 1 : std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, 32);
+// Calls work(begin, end, worker) over [0, n) on host_threads_for(n) threads.
+template <typename Work>
+void in_parallel(std::size_t n, Work&& work) {
+    const auto workers = static_cast<std::size_t>(host_threads_for(n));
     std::vector<std::thread> threads;
-    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(fill, n * w / workers, n * (w + 1) / workers, w);
-    fill(std::size_t{0}, n / workers, std::size_t{0});
+    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work, n * w / workers, n * (w + 1) / workers, w);
+    work(std::size_t{0}, n / workers, std::size_t{0});
     for (auto& t : threads) t.join();
-    return workers;
 }
 
 }  // namespace
@@ -57,63 +47,77 @@ int value_magnitude(std::size_t n, ValueType type) {
     return static_cast<int>(std::clamp<long long>(fits, 1, 8));
 }
 
-int input_value(std::uint64_t seed, std::size_t i, int magnitude) {
-    const std::uint64_t z = mix(seed, i);
-    const int size = 1 + static_cast<int>((z >> 1) % static_cast<std::uint64_t>(magnitude));
-    return (z & 1) ? size : -size;
+int host_threads_for(std::size_t n) {
+    return n < (1u << 20) ? 1 : static_cast<int>(std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 64));
 }
 
+namespace {
+
+// The expected sum from the workers' partial sums.
 template <typename T>
-T uniform_value(std::uint64_t seed, std::size_t i) {
-    constexpr int kBits = std::numeric_limits<T>::digits;  // 24 or 53: exact in T
-    return static_cast<T>(std::ldexp(static_cast<double>(mix(seed, i) >> (64 - kBits)), -kBits));
+ExpectedSum finish_expected(std::size_t n, InputData data, const std::vector<long long>& exact,
+                            const std::vector<CompensatedSum>& compensated) {
+    ExpectedSum expected;
+    expected.data = data;
+    if (data == InputData::Integers || !std::is_floating_point_v<T>) {
+        for (long long part : exact) expected.exact += part;
+        expected.reference = static_cast<long double>(expected.exact);
+        return expected;
+    }
+    CompensatedSum total;
+    for (const CompensatedSum& part : compensated) {
+        total.add(part.sum);
+        total.add(part.compensation);
+    }
+    // Any order of n - 1 additions in T, each rounding by at most u, stays within
+    // gamma(n - 1) x sum |x| of the true sum (Higham, Accuracy and Stability of Numerical
+    // Algorithms, section 4.2); the values are >= 0, so sum |x| is the sum.
+    expected.reference = total.value();
+    const long double u = std::ldexp(1.0L, -std::numeric_limits<T>::digits);
+    const long double k = n > 0 ? static_cast<long double>(n - 1) : 0.0L;
+    expected.bound = k * u < 1 ? k * u / (1 - k * u) * expected.reference : std::numeric_limits<long double>::infinity();
+    return expected;
+}
+
+}  // namespace
+
+template <typename T>
+ExpectedSum expected_sum(std::size_t n, std::uint64_t seed, InputData data) {
+    const int magnitude = value_magnitude(n, value_type_of<T>());
+    const bool integers = data == InputData::Integers || !std::is_floating_point_v<T>;
+    std::vector<long long> exact(host_threads_for(n), 0);
+    std::vector<CompensatedSum> compensated(exact.size());
+    in_parallel(n, [&](std::size_t begin, std::size_t end, std::size_t w) {
+        long long local = 0;  // a register, not exact[w]: threads writing neighbours' cache lines would crawl
+        CompensatedSum local_compensated;
+        for (std::size_t i = begin; i < end; ++i) {
+            if (integers) {
+                local += input_value(seed, i, magnitude);
+            } else {
+                local_compensated.add(uniform_value<T>(seed, i));
+            }
+        }
+        exact[w] = local;
+        compensated[w] = local_compensated;
+    });
+    return finish_expected<T>(n, data, exact, compensated);
 }
 
 template <typename T>
 HostInput<T> make_input(std::size_t n, std::uint64_t seed, InputData data) {
     HostInput<T> input;
-    input.expected.data = data;
     input.magnitude = value_magnitude(n, value_type_of<T>());
     input.values.resize(n);
-    // Large inputs are generated by all host cores; each chunk keeps its own sum.
-    std::vector<long long> exact(32, 0);
-    std::vector<CompensatedSum> compensated(32);
-    const bool integers = data == InputData::Integers || !std::is_floating_point_v<T>;
-    const std::size_t workers = in_parallel(n, [&](std::size_t begin, std::size_t end, std::size_t w) {
-        for (std::size_t i = begin; i < end; ++i) {
-            if (integers) {
-                const int v = input_value(seed, i, input.magnitude);
-                input.values[i] = static_cast<T>(v);
-                exact[w] += v;
-            } else {
-                input.values[i] = uniform_value<T>(seed, i);
-                compensated[w].add(input.values[i]);
-            }
-        }
+    in_parallel(n, [&](std::size_t begin, std::size_t end, std::size_t) {
+        for (std::size_t i = begin; i < end; ++i) input.values[i] = input_element<T>(seed, i, input.magnitude, data);
     });
-    CompensatedSum total;
-    for (std::size_t w = 0; w < workers; ++w) {
-        input.expected.exact += exact[w];
-        total.add(compensated[w].sum);
-        total.add(compensated[w].compensation);
-    }
-    if (integers) {
-        input.expected.reference = static_cast<long double>(input.expected.exact);
-    } else {
-        // Any order of n - 1 additions in T, each rounding by at most u, stays within
-        // gamma(n - 1) x sum |x| of the true sum (Higham, Accuracy and Stability of Numerical
-        // Algorithms, section 4.2); the values are >= 0, so sum |x| is the sum.
-        input.expected.reference = total.value();
-        const long double u = std::ldexp(1.0L, -std::numeric_limits<T>::digits);
-        const long double k = n > 0 ? static_cast<long double>(n - 1) : 0.0L;
-        input.expected.bound =
-            k * u < 1 ? k * u / (1 - k * u) * input.expected.reference : std::numeric_limits<long double>::infinity();
-    }
+    input.expected = expected_sum<T>(n, seed, data);
     return input;
 }
 
-template HostInput<int> make_input<int>(std::size_t, std::uint64_t, InputData);
-template HostInput<float> make_input<float>(std::size_t, std::uint64_t, InputData);
-template HostInput<double> make_input<double>(std::size_t, std::uint64_t, InputData);
-template float uniform_value<float>(std::uint64_t, std::size_t);
-template double uniform_value<double>(std::uint64_t, std::size_t);
+#define INSTANTIATE(T)                                                       \
+    template ExpectedSum expected_sum<T>(std::size_t, std::uint64_t, InputData); \
+    template HostInput<T> make_input<T>(std::size_t, std::uint64_t, InputData);
+INSTANTIATE(int)
+INSTANTIATE(float)
+INSTANTIATE(double)

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "options.h"
@@ -42,16 +43,67 @@ long long exact_integer_limit(ValueType type);
 
 // The largest magnitude (at most 8) such that even n values of one sign sum to an
 // exact integer: magnitude * n <= exact_integer_limit(type), and never below 1.
-// For float beyond 2^24 elements no magnitude guarantees this; see docs/00-overview.md.
+// Beyond that (float past 2^24 elements, int past 2^31) the values are +-1, and what
+// keeps every partial sum exact is their random signs: docs/00-overview.md gives the
+// bound ("Why integer data").
 int value_magnitude(std::size_t n, ValueType type);
 
-// Element i of the integer input for this seed: a pure function, so any part can be regenerated.
-int input_value(std::uint64_t seed, std::size_t i, int magnitude);
+// ---------------------------------------------------------------- the values
+// Element i of the input is a pure function of (seed, i), the same on the host and the
+// GPU: the GPU generates the input where it is summed (no host array, no copy), and the
+// host computes the expected sum from the same formula, independently of any GPU code.
 
-// Element i of the uniform input: a multiple of 2^-24 (float) or 2^-53 (double) in [0, 1).
+#if defined(__CUDACC__)
+#define INPUT_HOST_DEVICE __host__ __device__
+#else
+#define INPUT_HOST_DEVICE
+#endif
+
+// splitmix64 of (seed, i): a good 64-bit mix, cheap, and independent of thread count.
+INPUT_HOST_DEVICE inline std::uint64_t input_hash(std::uint64_t seed, std::uint64_t i) {
+    std::uint64_t z = seed * 0x9E3779B97F4A7C15ULL + (i + 1) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+// Element i of the integer input: a nonzero integer in [-magnitude, magnitude], its
+// sign the hash's lowest bit.
+INPUT_HOST_DEVICE inline int input_value(std::uint64_t seed, std::uint64_t i, int magnitude) {
+    const std::uint64_t z = input_hash(seed, i);
+    const int size = 1 + static_cast<int>((z >> 1) % static_cast<std::uint64_t>(magnitude));
+    return (z & 1) ? size : -size;
+}
+
+// Element i of the uniform input: the hash's top 24 (float) or 53 (double) bits as a
+// fraction, a multiple of 2^-24 or 2^-53 in [0, 1), exact in T.
 template <typename T>
-T uniform_value(std::uint64_t seed, std::size_t i);
+INPUT_HOST_DEVICE inline T uniform_value(std::uint64_t seed, std::uint64_t i) {
+    constexpr int kBits = sizeof(T) == 4 ? 24 : 53;
+    constexpr double kScale = 1.0 / static_cast<double>(std::uint64_t{1} << kBits);
+    return static_cast<T>(static_cast<double>(input_hash(seed, i) >> (64 - kBits)) * kScale);
+}
 
+// Element i of the input for this data kind, as T.
+template <typename T>
+INPUT_HOST_DEVICE inline T input_element(std::uint64_t seed, std::uint64_t i, int magnitude, InputData data) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (data == InputData::Uniform) return uniform_value<T>(seed, i);
+    }
+    return static_cast<T>(input_value(seed, i, magnitude));
+}
+
+// ---------------------------------------------------------------- the expected sum
+// What the sum of elements [0, n) must be, computed on the host from the formula alone,
+// with no array: integers in 64-bit integers, uniform values with compensation in long
+// double (input.cpp). Large n use every host core.
+template <typename T>
+ExpectedSum expected_sum(std::size_t n, std::uint64_t seed, InputData data = InputData::Integers);
+// How many host threads expected_sum uses for n elements.
+int host_threads_for(std::size_t n);
+
+// The input as a host array, with its expected sum (the host tests; the GPU path makes
+// the input on the device: benchmark.h).
 template <typename T>
 struct HostInput {
     std::vector<T> values;

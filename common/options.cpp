@@ -211,7 +211,8 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
             const std::string& text = value();
             const auto n = parse_count(text);
             if (!n || *n > kMaxElements) {
-                throw UsageError("--n takes a count from 0 to 2^31 - 1 (a whole number or 2^K), not '" + text + "'");
+                throw UsageError("--n takes a count from 0 to 2^" + std::to_string(kMaxLog2Elements) +
+                                 " (a whole number or 2^K), not '" + text + "'");
             }
             options.n = *n;
             n_given = true;

@@ -47,8 +47,11 @@ enum class InputData {
 
 enum class OutputFormat { Table, Csv, Json };
 
-constexpr std::size_t kMaxElements = 2147483647;  // 2^31 - 1: every int32 sum of +-1 values fits
-constexpr int kMaxLog2Elements = 30;              // the largest 2^K a sweep may reach
+// The largest --n the parser accepts: 2^40 values (4 TiB of float) is more than any GPU
+// holds, and every byte count of such a run stays far below 2^64. What actually fits is
+// checked against the GPU's free memory before anything is allocated (memory_plan.h).
+constexpr int kMaxLog2Elements = 40;
+constexpr std::size_t kMaxElements = std::size_t{1} << kMaxLog2Elements;
 
 struct SizeSweep {
     int from_log2 = 10;

@@ -65,6 +65,9 @@ struct Stage {
 
 inline std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
+// The most blocks a grid may have in x: 2^31 - 1 (every GPU since compute capability 3.0).
+constexpr std::size_t kMaxGridBlocks = 2147483647;
+
 // Dynamic shared memory as an array of T. (A templated `extern __shared__ T x[]` would
 // declare one symbol with several types, which C++ forbids; raw bytes cast once do not.)
 template <typename T>
@@ -124,6 +127,10 @@ void run_passes(const T* in, std::size_t n, T* out, void* workspace, std::size_t
     std::size_t count = n;
     for (int pass = 0;; ++pass) {
         const std::size_t blocks = ceil_div(count, per_block);
+        if (blocks > kMaxGridBlocks) {
+            throw std::length_error("a pass over " + std::to_string(count) + " values would launch " +
+                                    std::to_string(blocks) + " blocks, more than a grid's 2^31 - 1: use a larger --block");
+        }
         T* dst = blocks == 1 ? out : partials[pass % 2];
         launch(src, count, dst, static_cast<unsigned>(blocks));
         if (blocks == 1) return;

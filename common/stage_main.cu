@@ -84,13 +84,35 @@ std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& pro
     return kernels;
 }
 
+// What timing `kernels` on n values of T needs on the GPU at its fullest: the input, the
+// largest workspace (each kernel frees its own before the next allocates), the L2 flush
+// buffer, and with the yardsticks a copy of the input.
+template <typename T>
+MemoryPlan memory_plan(const std::vector<std::pair<const Stage*, RunConfig>>& kernels, std::size_t n,
+                       std::size_t flush_bytes) {
+    MemoryPlan plan;
+    plan.add("input", n * sizeof(T));
+    std::size_t workspace = 0;
+    for (const auto& [stage, config] : kernels) workspace = std::max(workspace, stage->workspace_bytes(n, sizeof(T), config));
+    plan.add("workspace", workspace);
+    plan.add("L2 flush buffer", flush_bytes);
+    return plan;
+}
+
+// "input: generated on the GPU in 5.4 ms; expected sum computed on the host in 290 ms (16 threads)"
+template <typename T>
+std::string input_line(const DeviceInput<T>& input) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "input: generated on the GPU in %.1f ms; expected sum computed on the host in %.0f ms (%d thread%s)",
+                  input.generate_ms, input.reference_ms, input.reference_threads,
+                  input.reference_threads == 1 ? "" : "s");
+    return text;
+}
+
 template <typename T>
 int run_typed(const Program& program, const Options& options) {
     const DeviceInfo device = open_device(options.device, options.peak_gbps);
-    L2Flusher flusher(device.l2_bytes);
-    CudaStream stream;
-    BenchContext context{device, options, flusher, stream};
-
     std::vector<std::size_t> sizes;
     if (options.sweep) {
         for (int k = options.sweep->from_log2; k <= options.sweep->to_log2; ++k) sizes.push_back(std::size_t{1} << k);
@@ -98,6 +120,29 @@ int run_typed(const Program& program, const Options& options) {
         sizes.push_back(options.n);
     }
     const auto kernels = timed_kernels(program, options);
+
+    // Everything the largest size needs must fit before anything is allocated: a request
+    // too large for the GPU is one line and exit status 3, not a failure halfway through.
+    const std::size_t largest = sizes.back();
+    const std::string largest_text = "n = " + count_text(largest) + " " + std::string(type_name(options.type)) + " values";
+    MemoryPlan plan = memory_plan<T>(kernels, largest, L2Flusher::bytes_for(device.l2_bytes));
+    require_device_memory(plan, largest_text);
+    // The copy yardstick needs a second array as large as the input. Where that does not
+    // fit, the stages and CUB still run, and the table says why the copy is missing.
+    bool with_copy = program.yardsticks;
+    std::string copy_note;
+    if (with_copy) {
+        plan.add("copy", largest * sizeof(T));
+        const DeviceMemory memory = device_memory();
+        if (const auto shortfall = memory_shortfall(plan, largest_text + " and their copy", memory.free_bytes,
+                                                    memory.total_bytes)) {
+            with_copy = false;
+            copy_note = "copy: not timed: " + *shortfall;
+        }
+    }
+    L2Flusher flusher(device.l2_bytes);
+    CudaStream stream;
+    BenchContext context{device, options, flusher, stream};
 
     const bool table = options.format == OutputFormat::Table;
     if (table) {
@@ -107,21 +152,23 @@ int run_typed(const Program& program, const Options& options) {
                                                         : problem_line(options, sizes.front()),
                                           method_line(options, flusher)});
     }
+    if (!copy_note.empty()) (table ? std::cout : std::cerr) << copy_note << "\n";
     std::vector<Record> all;
     bool all_verified = true;
     for (std::size_t n : sizes) {
-        const DeviceInput<T> input = upload_input<T>(n, options.seed, options.data);
+        const DeviceInput<T> input = make_device_input<T>(n, options.seed, options.data);
+        if (table && !options.sweep) std::cout << "  " << input_line(input) << "\n";
         std::vector<Record> records;
         for (const auto& [stage, config] : kernels) records.push_back(bench_stage(*stage, config, input, context));
         if (program.yardsticks) {
             records.push_back(bench_cub(input, context));
-            records.push_back(bench_copy(input, context));
+            if (with_copy) records.push_back(bench_copy(input, context));
         }
         compare_records(records);
         for (const Record& r : records) all_verified = all_verified && r.verified;
         if (table) {
             std::cout << "\n";
-            if (options.sweep) std::cout << problem_line(options, n) << "\n";
+            if (options.sweep) std::cout << problem_line(options, n) << "\n  " << input_line(input) << "\n";
             print_table(std::cout, records);
         } else if (options.format == OutputFormat::Csv) {
             write_csv(std::cout, records, all.empty());
@@ -168,6 +215,8 @@ int run_program(int argc, char** argv, const Program& program) {
         }
         return with_value_type(options.type,
                                [&](auto zero) { return run_typed<decltype(zero)>(program, options); });
+    } catch (const TooLargeError& e) {
+        std::fprintf(stderr, "%s: too large for this GPU: %s\n", name.c_str(), e.what());
     } catch (const CudaError& e) {
         std::fprintf(stderr, "%s: CUDA error: %s\n", name.c_str(), e.what());
     } catch (const std::bad_alloc&) {

@@ -18,8 +18,11 @@ __global__ void flush_l2(const int4* buffer, std::size_t count, int* sink) {
 
 }  // namespace
 
-L2Flusher::L2Flusher(std::size_t l2_bytes)
-    : buffer_(std::max<std::size_t>(2 * l2_bytes, std::size_t{8} << 20) / sizeof(int4)), sink_(1) {
+std::size_t L2Flusher::bytes_for(std::size_t l2_bytes) {
+    return std::max<std::size_t>(2 * l2_bytes, std::size_t{8} << 20) / sizeof(int4) * sizeof(int4);
+}
+
+L2Flusher::L2Flusher(std::size_t l2_bytes) : buffer_(bytes_for(l2_bytes) / sizeof(int4)), sink_(1) {
     CUDA_CHECK(cudaMemset(buffer_.get(), 0, buffer_.bytes()));
     CUDA_CHECK(cudaDeviceSynchronize());
 }

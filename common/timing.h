@@ -20,6 +20,7 @@
 class L2Flusher {
 public:
     explicit L2Flusher(std::size_t l2_bytes);
+    static std::size_t bytes_for(std::size_t l2_bytes);  // what the constructor allocates
     void flush(cudaStream_t stream);
     std::size_t bytes() const { return buffer_.bytes(); }
 

@@ -19,13 +19,16 @@
 #   timeline   timeline.txt        scripts/timeline.sh (needs nsys)
 #   launches   launches.txt        the kernels each stage launches in one run, from Nsight Compute
 #   latency    latency.csv         dram_latency: one load's latency from DRAM and from L2
+#   large      large_sizes.txt, large_sizes.csv   reduce_all at 2^32 + 5 int and float (input
+#                                  made on the GPU, timed), and too_large.txt: what a request
+#                                  larger than the GPU gets
 #   plot       docs/img/sweep.png  from the sweeps (needs matplotlib)
 # and always environment.txt: GPU, driver, CUDA, commit, date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results}
 shift || true
-parts=${*:-readme results targets rounding sweeps profiles legacy explain sass timeline launches latency plot}
+parts=${*:-readme results targets rounding sweeps profiles legacy explain sass timeline launches latency large plot}
 bin=build/release/bin
 [[ -x $bin/reduce_all ]] || { echo "reproduce_results.sh: $bin/reduce_all not found: build first (README.md)" >&2; exit 3; }
 mkdir -p "$out"
@@ -167,6 +170,26 @@ fi
 
 if wanted latency; then
     $bin/dram_latency >"$out/latency.csv"
+fi
+
+if wanted large; then
+    # Past 2^32 elements: every stage, CUB and the copy (when a second array fits).
+    rm -f "$out/large_sizes.csv"
+    {
+        for type in int float; do
+            run $bin/reduce_all --n 4294967301 --type $type --iters 10 --warmup 2
+            csv_into "$out/large_sizes.csv" $bin/reduce_all --n 4294967301 --type $type --iters 10 --warmup 2 --csv
+        done
+    } | tee "$out/large_sizes.txt"
+    {
+        for args in "reduce7 --n 2^40" "reduce_all --sweep 2^20:2^38 --type double"; do
+            echo "\$ $args"
+            # shellcheck disable=SC2086
+            $bin/$args && status=0 || status=$?
+            echo "exit status $status"
+        done
+    } >"$out/too_large.txt" 2>&1
+    cat "$out/too_large.txt"
 fi
 
 if wanted plot; then

@@ -170,7 +170,7 @@ int run_perf(const Stage& student, std::uint64_t seed) {
     options.warmup = 2;
     options.type = ValueType::Int32;
     BenchContext context{device, options, flusher, stream};
-    const DeviceInput<int> input = upload_input<int>(kN, seed % 1000000007ULL);
+    const DeviceInput<int> input = make_device_input<int>(kN, seed % 1000000007ULL);
     const Stage* stages[3] = {&student, &reference_solution(), &previous_solution()};
     const char* roles[3] = {"submission", "reference", "previous"};
     std::vector<double> medians[3];

@@ -3,6 +3,9 @@
 // (CUB, the copy) must verify too.
 #include <cuda_runtime.h>
 
+#include <cstring>
+#include <vector>
+
 #include "benchmark.h"
 #include "gpu_test.h"
 #include "stages.h"
@@ -71,7 +74,7 @@ TEST_F(Harness, EveryBrokenStageFailsEveryRun) {
                             broken_stage("count_first_twice", count_first_twice<float>),
                             broken_stage("write_nothing", write_nothing<float>)};
     for (std::size_t n : {std::size_t{2}, std::size_t{1000}, std::size_t{1} << 20, (std::size_t{1} << 24) + 3}) {
-        const DeviceInput<float> input = upload_input<float>(n, 7);
+        const DeviceInput<float> input = make_device_input<float>(n, 7);
         for (const Stage& stage : broken) {
             BenchContext ctx = context();
             const Record r = bench_stage(stage, run_config(options), input, ctx);
@@ -83,7 +86,7 @@ TEST_F(Harness, EveryBrokenStageFailsEveryRun) {
 }
 
 TEST_F(Harness, StagesCubAndCopyVerifyAndCompare) {
-    const DeviceInput<int> input = upload_input<int>((std::size_t{1} << 22) + 5, 11);
+    const DeviceInput<int> input = make_device_input<int>((std::size_t{1} << 22) + 5, 11);
     BenchContext ctx = context();
     const RunConfig config = run_config(options);
     std::vector<Record> records = {bench_stage(reduce0_stage, config, input, ctx),
@@ -106,8 +109,56 @@ TEST_F(Harness, StagesCubAndCopyVerifyAndCompare) {
     EXPECT_EQ(records[3].bytes, 2 * input.n * sizeof(int));
 }
 
+// The GPU generates the input, the host computes its sum from the formula: the two must
+// agree on every element, at the start, in a shard far from the start (indices past 2^32,
+// where a 32-bit index would wrap), and for every type and kind of data.
+template <typename T>
+void expect_device_values_equal_the_formula(std::size_t n, std::size_t begin, std::size_t count, InputData data) {
+    DeviceBuffer<T> values(count);
+    generate_input_on_device(values.get(), begin, count, n, 123, data, nullptr);
+    std::vector<T> got(count);
+    CUDA_CHECK(cudaMemcpy(got.data(), values.get(), count * sizeof(T), cudaMemcpyDeviceToHost));
+    const int magnitude = value_magnitude(n, value_type_of<T>());
+    for (std::size_t k = 0; k < count; ++k) {
+        const T want = input_element<T>(123, begin + k, magnitude, data);
+        ASSERT_EQ(std::memcmp(&got[k], &want, sizeof(T)), 0)
+            << type_name(value_type_of<T>()) << " element " << begin + k << ": GPU " << got[k] << ", host " << want;
+    }
+}
+
+TEST_F(Harness, TheGpuGeneratesTheInputTheHostSums) {
+    const std::size_t big = (std::size_t{1} << 33) + 9;  // only indices are used: nothing this large is allocated
+    for (InputData data : {InputData::Integers, InputData::Uniform}) {
+        expect_device_values_equal_the_formula<int>(70001, 0, 70001, InputData::Integers);
+        expect_device_values_equal_the_formula<float>(70001, 0, 70001, data);
+        expect_device_values_equal_the_formula<double>(1000, 0, 1000, data);
+        expect_device_values_equal_the_formula<float>(big, (std::size_t{1} << 32) - 1000, 5000, data);
+        expect_device_values_equal_the_formula<int>(big, big - 4096, 4096, InputData::Integers);
+    }
+    // And the whole path: the expected sum of a device input is the sum of its values.
+    const DeviceInput<int> input = make_device_input<int>(1000003, 5);
+    std::vector<int> values(input.n);
+    CUDA_CHECK(cudaMemcpy(values.data(), input.values.get(), input.n * sizeof(int), cudaMemcpyDeviceToHost));
+    long long sum = 0;
+    for (int v : values) sum += v;
+    EXPECT_EQ(sum, input.expected.exact);
+}
+
+TEST_F(Harness, ARequestTooLargeForTheGpuIsRefusedWithTheBytes) {
+    MemoryPlan plan;
+    plan.add("input", kMaxElements * sizeof(double));
+    try {
+        require_device_memory(plan, "n = 2^40 double values");
+        FAIL() << "no error";
+    } catch (const TooLargeError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("need 8.8 TB on the GPU"), std::string::npos) << what;
+        EXPECT_NE(what.find("free of"), std::string::npos) << what;
+    }
+}
+
 TEST_F(Harness, ZeroElementsSumToZero) {
-    const DeviceInput<double> input = upload_input<double>(0, 1);
+    const DeviceInput<double> input = make_device_input<double>(0, 1);
     BenchContext ctx = context();
     for (const Stage* stage : all_stages()) {
         const Record r = bench_stage(*stage, run_config(options), input, ctx);

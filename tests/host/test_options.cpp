@@ -86,6 +86,12 @@ TEST(Options, CountsArePlainOr2ToTheK) {
     EXPECT_EQ(parse({"--n", "2^0"}).n, 1u);
     EXPECT_EQ(parse({"--n", "2^30"}).n, std::size_t{1} << 30);
     EXPECT_EQ(parse({"--n", "2147483647"}).n, 2147483647u);
+    // 64-bit counts: past 2^31 and 2^32, up to the parser's bound; the GPU's memory decides the rest.
+    EXPECT_EQ(parse({"--n", "2147483651"}).n, std::size_t{2147483651});
+    EXPECT_EQ(parse({"--n", "4294967301"}).n, (std::size_t{1} << 32) + 5);
+    EXPECT_EQ(parse({"--n", "2^33"}).n, std::size_t{1} << 33);
+    EXPECT_EQ(parse({"--n", "2^40"}).n, kMaxElements);
+    EXPECT_EQ(parse({"--n", "1099511627776"}).n, kMaxElements);
     EXPECT_EQ(parse_count("2^62"), std::size_t{1} << 62);
     for (const char* bad : {"", "-1", "+5", "1e6", "12abc", "3^4", "2^", "^5", "2^-1", "2^63", "0x10", " 5",
                             "99999999999999999999999"}) {
@@ -104,8 +110,9 @@ TEST(Options, BadInputIsAUsageErrorNamingTheProblem) {
         {{"--n"}, "--n needs a value"},
         {{"--n", "-5"}, "--n takes a count"},
         {{"--n", "abc"}, "--n takes a count"},
-        {{"--n", "2^31"}, "--n takes a count from 0 to 2^31 - 1"},
-        {{"--n", "2147483648"}, "--n takes a count"},
+        {{"--n", "2^41"}, "--n takes a count from 0 to 2^40"},
+        {{"--n", "1099511627777"}, "--n takes a count from 0 to 2^40"},
+        {{"--n", "18446744073709551616"}, "--n takes a count"},
         {{"--type", "half"}, "--type takes int, float or double, not 'half'"},
         {{"--type"}, "--type needs a value"},
         {{"--block", "100"}, "--block 100 is not supported by reduce3"},
@@ -183,7 +190,8 @@ TEST(Options, Sweep) {
     EXPECT_NE(sweep_error("2^20:2^10").find("FROM <= TO"), std::string::npos);
     EXPECT_NE(sweep_error("1000:2^10").find("powers of two"), std::string::npos);
     EXPECT_NE(sweep_error("2^10:x").find("powers of two"), std::string::npos);
-    EXPECT_NE(sweep_error("2^10:2^31").find("goes up to 2^30"), std::string::npos);
+    EXPECT_NE(sweep_error("2^10:2^41").find("goes up to 2^40"), std::string::npos);
+    EXPECT_EQ(parse_sweep("2^30:2^34").to_log2, 34);
     EXPECT_NE(sweep_error("0:2^4").find("powers of two"), std::string::npos);
 }
 

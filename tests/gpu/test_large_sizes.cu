@@ -1,0 +1,114 @@
+// Sizes past 2^31 and 2^32: every stage, int and float, summed exactly.
+//
+// 2^31 + 3 is the first size whose element indices do not fit an int; 2^32 + 5 the first
+// whose indices do not fit an unsigned either, so a kernel or launcher that computes an
+// index or a count in 32 bits reads the wrong elements or too few of them, and the exact
+// check fails. The inputs are +-1 with random signs (input.h): every partial sum stays
+// far below 2^24, so the float sums are exact too (docs/00-overview.md gives the bound).
+// A test is skipped, with the bytes it needs and the bytes free, on a GPU too small for it.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device_input.h"
+#include "gpu_test.h"
+#include "report.h"
+#include "stages.h"
+
+namespace {
+
+struct LargeCase {
+    std::size_t n;
+    ValueType type;
+    const Stage* stage;
+};
+
+std::vector<LargeCase> large_cases() {
+    std::vector<LargeCase> cases;
+    for (std::size_t n : {(std::size_t{1} << 31) + 3, (std::size_t{1} << 32) + 5}) {
+        for (ValueType type : {ValueType::Int32, ValueType::Float32}) {
+            for (const Stage* stage : all_stages()) cases.push_back({n, type, stage});
+        }
+    }
+    return cases;  // in this order, so consecutive tests share one input (below)
+}
+
+std::string case_name(const testing::TestParamInfo<LargeCase>& info) {
+    const LargeCase& c = info.param;
+    return std::string(c.stage->name) + "_" + std::string(type_name(c.type)) + "_n" + std::to_string(c.n);
+}
+
+RunConfig default_config(ValueType type) {
+    RunConfig config;
+    config.vec = static_cast<int>(16 / type_size(type));
+    config.finish = default_finish(type);
+    return config;
+}
+
+// One large input at a time: the tests of one (n, type) share it, and it is freed before
+// the next (n, type) is made, so the tests need one input's memory, not four.
+struct CachedInput {
+    std::size_t n = 0;
+    ValueType type = ValueType::Int32;
+    std::shared_ptr<void> input;  // a DeviceInput<T>
+};
+CachedInput cached;
+
+// The input for (n, T), or nullptr with the reason when the GPU has too little memory for
+// it and the largest workspace any stage needs at that size.
+template <typename T>
+const DeviceInput<T>* large_input(std::size_t n, std::string& why) {
+    if (cached.input && cached.n == n && cached.type == value_type_of<T>()) {
+        return static_cast<const DeviceInput<T>*>(cached.input.get());
+    }
+    cached.input.reset();  // free the previous input before asking what is free
+    MemoryPlan plan;
+    plan.add("input", n * sizeof(T));
+    std::size_t workspace = 0;
+    for (const Stage* stage : all_stages()) {
+        workspace = std::max(workspace, stage->workspace_bytes(n, sizeof(T), default_config(value_type_of<T>())));
+    }
+    plan.add("workspace", workspace);
+    const DeviceMemory memory = device_memory();
+    if (const auto shortfall = memory_shortfall(plan, "n = " + with_thousands(n) + " " +
+                                                          std::string(type_name(value_type_of<T>())) + " values",
+                                                memory.free_bytes, memory.total_bytes)) {
+        why = "too large for this GPU: " + *shortfall;
+        return nullptr;
+    }
+    cached = {n, value_type_of<T>(), std::make_shared<DeviceInput<T>>(make_device_input<T>(n, /*seed=*/n + 17))};
+    return static_cast<const DeviceInput<T>*>(cached.input.get());
+}
+
+template <typename T>
+void expect_exact_at_large_size(const LargeCase& c) {
+    std::string why;
+    const DeviceInput<T>* input = large_input<T>(c.n, why);
+    if (!input) GTEST_SKIP() << why;
+    const TestInput<T> values{input->values.get(), input->expected.exact};
+    const RunConfig config = default_config(c.type);
+    for (const SumCheck& check : run_stage_twice(*c.stage, config, values, c.n)) {
+        EXPECT_TRUE(check.ok) << c.stage->name << " " << type_name(c.type) << " n=" << c.n << ": " << check.detail;
+    }
+    // At this size too, the check sees one element fewer: the same stage over the first
+    // n - 1 values must fail it.
+    if (c.stage == all_stages().back()) {
+        for (const SumCheck& check : run_stage_twice(*c.stage, config, values, c.n - 1)) {
+            EXPECT_FALSE(check.ok) << c.stage->name << " n-1=" << c.n - 1 << " passed the check for n";
+        }
+    }
+}
+
+class LargeSizeTest : public testing::TestWithParam<LargeCase> {};
+
+TEST_P(LargeSizeTest, SumIsExact) {
+    SKIP_WITHOUT_GPU();
+    const LargeCase& c = GetParam();
+    with_value_type(c.type, [&](auto zero) { expect_exact_at_large_size<decltype(zero)>(c); });
+}
+
+INSTANTIATE_TEST_SUITE_P(LargeSizes, LargeSizeTest, testing::ValuesIn(large_cases()), case_name);
+
+}  // namespace

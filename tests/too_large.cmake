@@ -1,0 +1,22 @@
+# A request too large for the GPU: exit status 3, one line on stderr naming the bytes
+# needed and free, and nothing on stdout (no table, no half-done run).
+# Usage: cmake -DEXE=... -DARGS="..." -P too_large.cmake
+separate_arguments(args UNIX_COMMAND "${ARGS}")
+execute_process(COMMAND ${EXE} ${args} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(err MATCHES "no CUDA device|no usable CUDA device")
+  message("SKIPPED: no GPU: ${err}")
+  return()
+endif()
+string(STRIP "${err}" err)
+string(REGEX MATCHALL "\n" newlines "${err}")
+list(LENGTH newlines extra_lines)
+if(NOT status EQUAL 3)
+  message(FATAL_ERROR "expected exit status 3, got ${status}; stderr: ${err}")
+endif()
+if(NOT extra_lines EQUAL 0 OR NOT err MATCHES "too large for this GPU: .* need .* on the GPU .* free of ")
+  message(FATAL_ERROR "expected one line naming the bytes needed and free, got: ${err}")
+endif()
+if(NOT out STREQUAL "")
+  message(FATAL_ERROR "expected nothing on stdout, got: ${out}")
+endif()
+message("ok: ${err}")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -29,11 +30,23 @@ void write_if_changed(const fs::path& path, const std::string& text) {
 }
 
 std::vector<std::string> list_files(const fs::path& root) {
+    // Not entered: build folders, git's folder and caches. Besides not being sources, they
+    // may be changing under the walk (a test building an assignment tree while another
+    // lists the repository), and a file that vanishes mid-walk must not stop it.
+    static const std::set<std::string> skipped = {".git", "build", ".deps", ".whl", "__pycache__"};
     std::vector<std::string> files;
-    if (!fs::exists(root)) return files;
-    for (const auto& entry : fs::recursive_directory_iterator(root)) {
-        if (entry.is_regular_file()) files.push_back(fs::relative(entry.path(), root).generic_string());
+    std::error_code error;
+    if (!fs::exists(root, error)) return files;
+    for (auto it = fs::recursive_directory_iterator(root, error); !error && it != fs::recursive_directory_iterator();
+         it.increment(error)) {
+        std::error_code kind_error;
+        if (it->is_directory(kind_error)) {
+            if (skipped.count(it->path().filename().string())) it.disable_recursion_pending();
+        } else if (it->is_regular_file(kind_error)) {
+            files.push_back(fs::relative(it->path(), root).generic_string());
+        }
     }
+    if (error) throw std::runtime_error("cannot list " + root.string() + ": " + error.message());
     std::sort(files.begin(), files.end());
     return files;
 }

@@ -14,7 +14,8 @@ void write_file(const fs::path& path, const std::string& text);  // creates the 
 // Writes only when the content differs, so that an unchanged file keeps its time stamp
 // and an incremental build does not recompile it.
 void write_if_changed(const fs::path& path, const std::string& text);
-// Every regular file under `root`, as paths relative to it with '/' separators, sorted.
+// Every regular file under `root`, as paths relative to it with '/' separators, sorted:
+// what git would track, without asking git (build folders, .git and caches left out).
 std::vector<std::string> list_files(const fs::path& root);
 bool is_text(const std::string& data);  // no NUL byte in the first 8 kB
 bool starts_with(const std::string& s, const std::string& prefix);

@@ -173,20 +173,6 @@ Tree copy_files(const fs::path& repo, const std::vector<std::string>& paths) {
     return tree;
 }
 
-// Every file of the repository the generator may look at: what git would track, without
-// asking git (the build folders and caches left out).
-std::vector<std::string> repository_files(const fs::path& repo) {
-    std::vector<std::string> files;
-    for (const std::string& path : list_files(repo)) {
-        if (starts_with(path, ".git/") || starts_with(path, "build/") || starts_with(path, ".deps/") ||
-            starts_with(path, ".whl/") || path.find("__pycache__/") != std::string::npos) {
-            continue;
-        }
-        files.push_back(path);
-    }
-    return files;
-}
-
 }  // namespace
 
 int stage_of(const std::string& path) {
@@ -207,7 +193,7 @@ bool is_editable(const std::string& path, const Assignment& a) {
 
 Tree make_student_tree(const fs::path& repo, const Assignment& a) {
     std::vector<std::string> paths;
-    for (const std::string& path : repository_files(repo)) {
+    for (const std::string& path : list_files(repo)) {
         if (handed_out(path, a)) paths.push_back(path);
     }
     Tree tree = copy_files(repo, paths);
@@ -224,7 +210,7 @@ Tree make_student_tree(const fs::path& repo, const Assignment& a) {
 Tree solution_stage(const fs::path& repo, int stage) {
     Tree stage_files;
     const std::string prefix = stage_name(stage) + "/";
-    for (const std::string& path : repository_files(repo)) {
+    for (const std::string& path : list_files(repo)) {
         if (!starts_with(path, prefix)) continue;
         std::string text = read_file(repo / path);
         if (has_markers(path)) {

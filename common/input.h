@@ -71,7 +71,9 @@ INPUT_HOST_DEVICE inline std::uint64_t input_hash(std::uint64_t seed, std::uint6
 // sign the hash's lowest bit.
 INPUT_HOST_DEVICE inline int input_value(std::uint64_t seed, std::uint64_t i, int magnitude) {
     const std::uint64_t z = input_hash(seed, i);
-    const int size = 1 + static_cast<int>((z >> 1) % static_cast<std::uint64_t>(magnitude));
+    // (Past 2^24 elements the magnitude is 1: skipping the 64-bit division there halves
+    // the cost of a 2^32-element input, on the host and the GPU, for the same values.)
+    const int size = magnitude == 1 ? 1 : 1 + static_cast<int>((z >> 1) % static_cast<std::uint64_t>(magnitude));
     return (z & 1) ? size : -size;
 }
 

@@ -45,7 +45,7 @@ long long exact_integer_limit(ValueType type);
 // exact integer: magnitude * n <= exact_integer_limit(type), and never below 1.
 // Beyond that (float past 2^24 elements, int past 2^31) the values are +-1, and what
 // keeps every partial sum exact is their random signs: docs/00-overview.md gives the
-// bound ("Why integer data").
+// bound ("Exact results, also for floating point").
 int value_magnitude(std::size_t n, ValueType type);
 
 // ---------------------------------------------------------------- the values

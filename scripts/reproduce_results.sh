@@ -23,7 +23,8 @@
 #                                  made on the GPU, timed), and too_large.txt: what a request
 #                                  larger than the GPU gets
 #   plot       docs/img/sweep.png  from the sweeps (needs matplotlib)
-# and always environment.txt: GPU, driver, CUDA, commit, date.
+# and always environment.txt (environment_PARTS.txt for some parts only): GPU, driver,
+# CUDA, commit, date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results}
@@ -32,6 +33,11 @@ parts=${*:-readme results targets rounding sweeps profiles legacy explain sass t
 bin=build/release/bin
 [[ -x $bin/reduce_all ]] || { echo "reproduce_results.sh: $bin/reduce_all not found: build first (README.md)" >&2; exit 3; }
 mkdir -p "$out"
+
+# environment.txt describes a run of every part; a run of some parts gets its own file,
+# so that it does not relabel the files it did not write.
+environment=environment.txt
+[[ $# -gt 0 ]] && environment="environment_${parts// /_}.txt"
 
 wanted() { [[ " $parts " == *" $1 "* ]]; }
 # Runs a command, printing it first (as "$ command") so every file says how it was made.
@@ -49,8 +55,8 @@ csv_into() {
     nvcc --version | tail -1
     echo "commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
     echo "parts: $parts"
-} >"$out/environment.txt"
-cat "$out/environment.txt"
+} >"$out/$environment"
+cat "$out/$environment"
 
 # Bring the GPU's clocks up before the first figure that counts.
 $bin/reduce_all --n 2^28 --iters 5 --warmup 1 >/dev/null

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Measures the multi-GPU figures: reduce_multi_gpu on two of this machine's GPUs, with the
+# release build (build it first: README.md; it needs NCCL, see multi_gpu/CMakeLists.txt).
+# Every text file starts with the GPUs, date, commit and the command that produced it; the
+# CSV files come with multi_gpu_environment.txt, which says the same and lists each command.
+#
+#   scripts/multi_gpu.sh [--build DIR] [OUTDIR [PART ...]]   # default: build/release, docs/results, every part
+#
+# PARTs and what they write into OUTDIR:
+#   topology     multi_gpu_topology.txt   nvidia-smi topo -m and nvidia-smi nvlink -s
+#   table        multi_gpu.txt, multi_gpu.csv
+#                                         n = 2^33 float and int over 2 GPUs, with ncclAllReduce and
+#                                         with ncclReduce: the table, and --csv (one row per measurement)
+#   scaling      multi_gpu_scaling.csv    the reduction at n = 2^24, 2^26 ... 2^32 float on 1 and 2 GPUs
+#   allreduce    allreduce.csv            the element-wise all-reduce of 2^20, 2^22 ... 2^28 floats on
+#                                         2 GPUs: latency-bound when small, bandwidth-bound when large
+#
+# MULTI_GPU_GPUS=N measures on N GPUs instead of 2 (the scaling part: 1 and N).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# NVLink multicast (NVLS) stays off: on the shared lent machines a program that uses it can
+# put the host's GPUs out of service. reduce_multi_gpu sets these itself too.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+
+build=build/release
+if [[ ${1:-} == --build ]]; then
+    build=${2:?--build needs a folder}
+    shift 2
+fi
+out=${1:-docs/results}
+shift || true
+parts=${*:-topology table scaling allreduce}
+gpus=${MULTI_GPU_GPUS:-2}
+exe=$build/bin/reduce_multi_gpu
+[[ -x $exe ]] || { echo "multi_gpu.sh: $exe not found: build first (README.md; NCCL_ROOT if NCCL is not found)" >&2; exit 3; }
+present=$($exe --count-gpus)
+((present >= gpus)) || { echo "multi_gpu.sh: needs $gpus GPUs, this machine has $present" >&2; exit 3; }
+mkdir -p "$out"
+
+wanted() { [[ " $parts " == *" $1 "* ]]; }
+# Runs a command, printing it first (as "$ command") so every file says how it was made.
+run() { echo "\$ $*"; "$@"; }
+# Appends a CSV to a file, keeping only the first header, and logs the command.
+csv_into() {
+    local file=$1
+    shift
+    echo "$(basename "$file"): \$ $*" >>"$out/multi_gpu_environment.txt"
+    if [[ -s $file ]]; then "$@" | tail -n +2 >>"$file"; else "$@" >"$file"; fi
+}
+
+environment() {
+    date -u '+%Y-%m-%d %H:%M UTC'
+    nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null ||
+        echo "nvidia-smi not found"
+    echo "commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+    echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE TORCH_SYMM_MEM_DISABLE_MULTICAST=$TORCH_SYMM_MEM_DISABLE_MULTICAST NVSHMEM_DISABLE_NVLS=$NVSHMEM_DISABLE_NVLS"
+}
+{
+    environment
+    echo "parts: $parts"
+    echo "commands, per CSV file:"
+} >"$out/multi_gpu_environment.txt"
+cat "$out/multi_gpu_environment.txt"
+
+if wanted topology; then
+    {
+        environment
+        if command -v nvidia-smi >/dev/null; then
+            run nvidia-smi topo -m || true
+            echo
+            run nvidia-smi nvlink -s || true
+        else
+            echo "nvidia-smi not found: no topology"
+        fi
+    } >"$out/multi_gpu_topology.txt" 2>&1
+    cat "$out/multi_gpu_topology.txt"
+fi
+
+if wanted table; then
+    rm -f "$out/multi_gpu.csv"
+    {
+        environment
+        for type in float int; do
+            for collective in allreduce reduce; do
+                # The element-wise all-reduce once, with the first table; then the reduction only.
+                measure=reduction
+                [[ $type == float && $collective == allreduce ]] && measure=both
+                echo
+                run $exe --gpus "$gpus" --n 2^33 --type $type --collective $collective --measure $measure
+                csv_into "$out/multi_gpu.csv" $exe --gpus "$gpus" --n 2^33 --type $type --collective $collective \
+                    --measure $measure --csv
+            done
+        done
+    } | tee "$out/multi_gpu.txt"
+fi
+
+if wanted scaling; then
+    rm -f "$out/multi_gpu_scaling.csv"
+    for g in 1 "$gpus"; do
+        for k in 24 26 28 30 32; do
+            csv_into "$out/multi_gpu_scaling.csv" $exe --gpus "$g" --n 2^$k --type float --measure reduction --iters 50 --csv
+        done
+    done
+    cat "$out/multi_gpu_scaling.csv"
+fi
+
+if wanted allreduce; then
+    rm -f "$out/allreduce.csv"
+    for k in 20 22 24 26 28; do
+        csv_into "$out/allreduce.csv" $exe --gpus "$gpus" --measure allreduce --vector 2^$k --iters 50 --csv
+    done
+    cat "$out/allreduce.csv"
+fi
+echo "multi_gpu.sh: done ($parts), results in $out"

@@ -519,6 +519,77 @@ struct VectorOnGpu {
     ~VectorOnGpu() { cudaSetDevice(gpu.device); }
 };
 
+// Every GPU copies its S-byte vector to the next GPU's receive buffer while the previous
+// GPU copies into its own: each link carries S bytes in each direction at once, as a ring
+// all-reduce of G = 2 does (2(G-1)/G x S = S), but with no reduction and no protocol.
+void measure_peer_copy(Team& team, std::vector<std::unique_ptr<VectorOnGpu>>& parts, const AllReduceRequest& request,
+                       AllReduceResult& result) {
+    const std::size_t count = request.elements;
+    std::vector<DeviceBuffer<float>> received;
+    for (auto& part : parts) {
+        CUDA_CHECK(cudaSetDevice(part->gpu.device));
+        MemoryPlan plan;
+        plan.add("peer copy receive buffer", result.bytes);
+        require_device_memory(plan, "GPU " + std::to_string(part->gpu.device) + ": the peer copy of " +
+                                        with_thousands(count) + " floats");
+        received.emplace_back(count);
+        // Direct copies over NVLink need peer access (NCCL may have enabled it already).
+        for (auto& other : parts) {
+            if (other.get() == part.get()) continue;
+            int can = 0;
+            CUDA_CHECK(cudaDeviceCanAccessPeer(&can, part->gpu.device, other->gpu.device));
+            if (!can) continue;
+            const cudaError_t status = cudaDeviceEnablePeerAccess(other->gpu.device, 0);
+            if (status == cudaErrorPeerAccessAlreadyEnabled) {
+                cudaGetLastError();
+            } else {
+                CUDA_CHECK(status);
+            }
+        }
+    }
+    std::vector<cudaEvent_t> stops;
+    for (auto& part : parts) stops.push_back(part->stop);
+    std::vector<double> run_ms(static_cast<std::size_t>(request.iters), 0.0);
+    const std::size_t g = parts.size();
+    for (int run = 0; run < request.warmup + request.iters; ++run) {
+        for (auto& part : parts) CUDA_CHECK(cudaStreamSynchronize(*part->gpu.stream));
+        for (std::size_t i = 0; i < g; ++i) {
+            VectorOnGpu& from = *parts[i];
+            VectorOnGpu& to = *parts[(i + 1) % g];
+            CUDA_CHECK(cudaSetDevice(from.gpu.device));
+            CUDA_CHECK(cudaEventRecord(from.start, *from.gpu.stream));
+            CUDA_CHECK(cudaMemcpyPeerAsync(received[(i + 1) % g].get(), to.gpu.device, from.values.get(),
+                                           from.gpu.device, result.bytes, *from.gpu.stream));
+            CUDA_CHECK(cudaEventRecord(from.stop, *from.gpu.stream));
+        }
+        team.wait(stops, "a timed peer copy");
+        if (run < request.warmup) continue;
+        for (auto& part : parts) {
+            run_ms[static_cast<std::size_t>(run - request.warmup)] =
+                std::max<double>(run_ms[static_cast<std::size_t>(run - request.warmup)], elapsed_ms(part->start, part->stop));
+        }
+    }
+    // The copy is checked too: every GPU received the previous GPU's vector, element for element.
+    for (std::size_t i = 0; i < g; ++i) {
+        CUDA_CHECK(cudaSetDevice(parts[(i + 1) % g]->gpu.device));
+        const int sender = parts[i]->gpu.rank;
+        for (std::size_t k : {std::size_t{0}, count / 2, count - 1}) {
+            float got = 0, sent = 0;
+            CUDA_CHECK(cudaMemcpy(&got, received[(i + 1) % g].get() + k, sizeof got, cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaSetDevice(parts[i]->gpu.device));
+            CUDA_CHECK(cudaMemcpy(&sent, parts[i]->values.get() + k, sizeof sent, cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaSetDevice(parts[(i + 1) % g]->gpu.device));
+            if (got != sent) throw std::runtime_error("peer copy from rank " + std::to_string(sender) + " is wrong at " + std::to_string(k));
+        }
+    }
+    for (std::size_t i = 0; i < g; ++i) {
+        CUDA_CHECK(cudaSetDevice(parts[i]->gpu.device));
+        received[i] = DeviceBuffer<float>();
+    }
+    result.peer_copy = summarize(run_ms);
+    result.peer_copy_gbps = allreduce_algbw_gbps(result.bytes, result.peer_copy->median);
+}
+
 }  // namespace
 
 AllReduceResult allreduce_vector(Team& team, const AllReduceRequest& request) {
@@ -625,6 +696,9 @@ AllReduceResult allreduce_vector(Team& team, const AllReduceRequest& request) {
     result.algbw_gbps = allreduce_algbw_gbps(result.bytes, result.run.median);
     result.busbw_gbps = allreduce_busbw_gbps(result.bytes, result.run.median, team.ranks());
     result.check = result.mismatches == 0 ? "exact" : with_thousands(result.mismatches) + " elements wrong";
+
+    // The yardstick: the same bytes over the same links by the copy engines alone.
+    if (!team.one_process_per_gpu()) measure_peer_copy(team, parts, request, result);
 
     // The links: the slowest of this process's GPUs bounds the bus bandwidth.
     std::vector<int> devices;

@@ -183,6 +183,11 @@ void print_allreduce(std::ostream& out, const AllReduceResult& r) {
         line("link", r.link.source);
     }
     if (!r.peer_access.empty()) line("peers", r.peer_access);
+    if (r.peer_copy) {
+        line("copy", fixed(r.peer_copy_gbps, 1) + " GB/s per GPU and direction: each GPU copies S to the next with "
+                     "cudaMemcpyPeerAsync while receiving S, all at once (" + fixed(r.peer_copy->median, 4) +
+                     " ms median); busbw = " + fixed(100.0 * r.busbw_gbps / r.peer_copy_gbps, 1) + "% of it");
+    }
     if (r.across_machines) {
         line("note", "the ranks span machines: between them the all-reduce crosses the network, not NVLink");
     }
@@ -294,6 +299,16 @@ void write_multi_gpu_csv(std::ostream& out, const ReductionResult* reduction, co
                         {"link_peak_gbps", csv_number(a.link.gbps, 1)}, {"pct_link_peak", csv_number(pct_link, 2)},
                         {"verified", a.verified() ? "true" : "false"}, {"checked", std::to_string(a.checked_elements)},
                         {"failed", std::to_string(a.mismatches)}, {"check", a.check}});
+        if (a.peer_copy) {
+            rows.push_back({{"measurement", "peer_copy"}, {"collective", "none"}, {"gpus", std::to_string(a.gpus)},
+                            {"type", "float"}, {"n", std::to_string(a.elements)}, {"bytes", std::to_string(a.bytes)},
+                            {"runs", std::to_string(a.peer_copy->runs)}, {"median_ms", csv_number(a.peer_copy->median, 6)},
+                            {"min_ms", csv_number(a.peer_copy->min, 6)}, {"max_ms", csv_number(a.peer_copy->max, 6)},
+                            {"algbw_gbps", csv_number(a.peer_copy_gbps, 2)},
+                            {"link_peak_gbps", csv_number(a.link.gbps, 1)},
+                            {"pct_link_peak", csv_number(a.link.gbps ? std::optional<double>(100.0 * a.peer_copy_gbps / *a.link.gbps) : std::nullopt, 2)},
+                            {"verified", "true"}, {"check", "sampled elements equal the sender's"}});
+        }
     }
     const auto& columns = multi_gpu_csv_columns();
     if (with_header) {

@@ -90,6 +90,12 @@ struct AllReduceResult {
     std::string check;
     LinkPeak link;
     std::string peer_access;  // "GPU 0 <-> GPU 1: peer access yes", when one process sees them
+    // The link's yardstick (one process only): every GPU copies S bytes to the next GPU of
+    // the ring with cudaMemcpyPeerAsync while receiving S from the previous, all at once.
+    // The copy engines move the bytes with no reduction and no protocol of NCCL's, so this
+    // is what the link delivers per direction: busbw's ceiling measured, not quoted.
+    std::optional<TimingStats> peer_copy;
+    double peer_copy_gbps = 0;  // S / median time, per GPU and direction
     bool across_machines = false;
     bool verified() const { return checked_elements > 0 && mismatches == 0; }
 };

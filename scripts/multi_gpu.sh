@@ -12,7 +12,9 @@
 #                                         n = 2^33 float and int over 2 GPUs, with ncclAllReduce and
 #                                         with ncclReduce: the table, and --csv (one row per measurement)
 #   scaling      multi_gpu_scaling.csv    the reduction at n = 2^24, 2^26 ... 2^32 float on 1 and 2 GPUs
-#   allreduce    allreduce.csv            the element-wise all-reduce of 2^20, 2^22 ... 2^28 floats on
+#   processes    multi_gpu_processes.txt  n = 2^33 float with one process per GPU (--rank, --id-file), as
+#                                         mpirun or srun would start it across machines: rank 0's table
+#   allreduce    allreduce.csv            the element-wise all-reduce of 2^20, 2^22 ... 2^30 floats on
 #                                         2 GPUs: latency-bound when small, bandwidth-bound when large
 #
 # MULTI_GPU_GPUS=N measures on N GPUs instead of 2 (the scaling part: 1 and N).
@@ -30,7 +32,7 @@ if [[ ${1:-} == --build ]]; then
 fi
 out=${1:-docs/results}
 shift || true
-parts=${*:-topology table scaling allreduce}
+parts=${*:-topology table scaling processes allreduce}
 gpus=${MULTI_GPU_GPUS:-2}
 exe=$build/bin/reduce_multi_gpu
 [[ -x $exe ]] || { echo "multi_gpu.sh: $exe not found: build first (README.md; NCCL_ROOT if NCCL is not found)" >&2; exit 3; }
@@ -105,9 +107,26 @@ if wanted scaling; then
     cat "$out/multi_gpu_scaling.csv"
 fi
 
+if wanted processes; then
+    # One process per GPU, bootstrapped through an id file as across machines (there the
+    # file sits on a shared filesystem and mpirun or srun starts the ranks).
+    id_file=$(mktemp -u)
+    {
+        environment
+        echo "\$ (for r in 1 ... $((gpus - 1)): $exe --rank r --ranks $gpus --id-file ID --n 2^33 --type float &)"
+        echo "\$ $exe --rank 0 --ranks $gpus --id-file ID --n 2^33 --type float --measure reduction --no-baseline"
+        for ((r = 1; r < gpus; r++)); do
+            $exe --rank $r --ranks "$gpus" --id-file "$id_file" --n 2^33 --type float --measure reduction \
+                --no-baseline >/dev/null &
+        done
+        $exe --rank 0 --ranks "$gpus" --id-file "$id_file" --n 2^33 --type float --measure reduction --no-baseline
+        wait
+    } 2>&1 | tee "$out/multi_gpu_processes.txt"
+fi
+
 if wanted allreduce; then
     rm -f "$out/allreduce.csv"
-    for k in 20 22 24 26 28; do
+    for k in 20 22 24 26 28 30; do
         csv_into "$out/allreduce.csv" $exe --gpus "$gpus" --measure allreduce --vector 2^$k --iters 50 --csv
     done
     cat "$out/allreduce.csv"

@@ -8,6 +8,8 @@
 #
 # PARTs and what they write into OUTDIR:
 #   topology     multi_gpu_topology.txt   nvidia-smi topo -m and nvidia-smi nvlink -s
+#   each         multi_gpu_each_gpu.csv   reduce7 alone on each GPU over 2^32 floats (a shard of 2^33 on 2),
+#                                         with nvidia-smi's clocks and temperatures: is one GPU slower alone?
 #   table        multi_gpu.txt, multi_gpu.csv
 #                                         n = 2^33 float and int over 2 GPUs, with ncclAllReduce and
 #                                         with ncclReduce: the table, and --csv (one row per measurement)
@@ -32,7 +34,7 @@ if [[ ${1:-} == --build ]]; then
 fi
 out=${1:-docs/results}
 shift || true
-parts=${*:-topology table scaling processes allreduce}
+parts=${*:-topology each table scaling processes allreduce}
 gpus=${MULTI_GPU_GPUS:-2}
 exe=$build/bin/reduce_multi_gpu
 [[ -x $exe ]] || { echo "multi_gpu.sh: $exe not found: build first (README.md; NCCL_ROOT if NCCL is not found)" >&2; exit 3; }
@@ -77,6 +79,16 @@ if wanted topology; then
         fi
     } >"$out/multi_gpu_topology.txt" 2>&1
     cat "$out/multi_gpu_topology.txt"
+fi
+
+if wanted each; then
+    rm -f "$out/multi_gpu_each_gpu.csv"
+    for ((g = 0; g < gpus; g++)); do
+        csv_into "$out/multi_gpu_each_gpu.csv" $build/bin/reduce7 --device $g --n 2^32 --type float --no-baseline --csv
+    done
+    cat "$out/multi_gpu_each_gpu.csv"
+    nvidia-smi --query-gpu=index,clocks.mem,clocks.max.mem,clocks.sm,temperature.gpu,temperature.memory,power.draw \
+        --format=csv >>"$out/multi_gpu_environment.txt" 2>&1 || true
 fi
 
 if wanted table; then

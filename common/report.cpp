@@ -6,12 +6,6 @@
 
 namespace {
 
-std::string fixed(double value, int decimals) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, value);
-    return text;
-}
-
 std::string optional_text(const std::optional<double>& value, int decimals, const char* suffix) {
     return value ? fixed(*value, decimals) + suffix : "-";
 }
@@ -23,16 +17,6 @@ std::string kernel_label(const Record& r) {
 std::string check_label(const Record& r) {
     if (r.verified) return r.check;
     return "FAIL " + std::to_string(r.failed_runs) + "/" + std::to_string(r.checked_runs) + " runs: " + r.check;
-}
-
-std::string csv_field(const std::string& text) {
-    if (text.find_first_of(",\"\n") == std::string::npos) return text;
-    std::string quoted = "\"";
-    for (char c : text) {
-        if (c == '"') quoted += '"';
-        quoted += c;
-    }
-    return quoted + "\"";
 }
 
 std::string json_string(const std::string& text) {
@@ -103,6 +87,22 @@ std::vector<std::string> fields(const Record& r) {
 }
 
 }  // namespace
+
+std::string fixed(double value, int decimals) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.*f", decimals, value);
+    return text;
+}
+
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\n") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) {
+        if (c == '"') quoted += '"';
+        quoted += c;
+    }
+    return quoted + "\"";
+}
 
 const std::vector<std::string>& csv_columns() {
     static const std::vector<std::string> columns = {

@@ -51,6 +51,10 @@ std::string with_thousands(std::size_t value);
 std::string count_text(std::size_t value);
 // "268.4 MB" (decimal units, as GB/s are)
 std::string bytes_text(double bytes);
+// "3.14" for (3.14159, 2)
+std::string fixed(double value, int decimals);
+// A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a newline.
+std::string csv_field(const std::string& text);
 
 void print_header(std::ostream& out, const RunHeader& header);
 // One row per record; the %copy, xCUB and xreduce0 columns appear when any record has them.

@@ -6,15 +6,9 @@
 #include <sstream>
 
 #include "bandwidth.h"
-#include "report.h"  // common/: with_thousands, count_text, bytes_text
+#include "report.h"  // common/: with_thousands, count_text, bytes_text, fixed, csv_field
 
 namespace {
-
-std::string fixed(double value, int decimals) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.*f", decimals, value);
-    return text;
-}
 
 std::string pad_right(const std::string& text, std::size_t width) {
     return text.size() >= width ? text : text + std::string(width - text.size(), ' ');
@@ -35,16 +29,6 @@ std::string gpu_check_text(const GpuRuns& gpu, Collective collective) {
     if (gpu.checked == 0) return collective == Collective::Reduce ? "- (reduce: rank 0 gets the sum)" : "not checked";
     if (gpu.failed == 0) return "exact, " + std::to_string(gpu.checked) + " runs";
     return "FAIL " + std::to_string(gpu.failed) + "/" + std::to_string(gpu.checked) + " runs: " + gpu.first_failure;
-}
-
-std::string csv_field(const std::string& text) {
-    if (text.find_first_of(",\"\n") == std::string::npos) return text;
-    std::string quoted = "\"";
-    for (char c : text) {
-        if (c == '"') quoted += '"';
-        quoted += c;
-    }
-    return quoted + "\"";
 }
 
 std::string csv_number(double value, int decimals) { return fixed(value, decimals); }

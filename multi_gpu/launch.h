@@ -107,9 +107,12 @@ std::string wait_for_unique_id(const std::string& path, int ranks, const std::st
 void remove_unique_id(const std::string& path);
 
 // ---------------------------------------------------------------- NVLink multicast off
+// NVLink SHARP (NVLS) lets the NVSwitches reduce in the switch (NVLink multicast): NCCL
+// would use it for large all-reduces on NVSwitch systems. On the shared lent machines it must
+// stay off (it can put the host's GPUs out of service), so the figures here are NCCL over
+// NVLink point to point, without NVLS.
 // Sets NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1,
-// overwriting what the caller set: NVLink multicast (NVLS) on the shared lent machines can
-// put the host's GPUs out of service. Must run before the first NCCL call, which reads them.
+// overwriting what the caller set. Must run before the first NCCL call, which reads them.
 void disable_nvlink_multicast();
 // "NVLink multicast (NVLS) off: NCCL_NVLS_ENABLE=0 ..." from the environment as it is now.
 std::string nvlink_multicast_line();

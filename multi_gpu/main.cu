@@ -10,11 +10,11 @@
 //   2. Reduce locally. Each GPU sums its shard to ONE value with reduce7, the last stage, at
 //      its own DRAM bandwidth: G GPUs read G times the bytes per second of one.
 //   3. Combine with one collective of one value. NCCL moves a few bytes between the GPUs,
-//      so this step costs a latency (tens of microseconds), not bandwidth. The whole sum
-//      scales with G as long as the local reductions take much longer than that latency:
-//      2^33 floats are 34 GB, about 11 ms for one H100 reading 3 TB/s and half that for
-//      two, plus the collective; 2^20 floats are 4 MB, a few microseconds per GPU, and
-//      there the collective is most of the time.
+//      so this step costs a latency (about ten microseconds on NVLink, see
+//      docs/09-multi-gpu.md), not bandwidth. The whole sum scales with G as long as the
+//      local reductions take much longer than that latency: 2^33 floats are 34 GB, about
+//      7.6 ms for one H200 and half that for two, plus the collective; 2^20 floats are 4 MB,
+//      a few microseconds per GPU, and there the collective is most of the time.
 //
 // Why ncclAllReduce and not ncclReduce (--collective): where this pattern is used every GPU
 // needs the result (each scales its own gradients by the clipped norm, each logs the same
@@ -94,7 +94,7 @@ RunDescription describe(Team& team, const MultiGpuOptions& options, const Proces
     run.device = "rank 0: GPU " + std::to_string(gpu.device) + ", " + describe_device(gpu.info);
     run.peak = describe_peak(gpu.info);
     if (const auto peaks = sum_of_peaks(team.members()); peaks && gpus > 1) {
-        run.peak += "; the " + std::to_string(gpus) + " GPUs' peaks add up to " + std::to_string(static_cast<long>(*peaks)) +
+        run.peak += "; the " + std::to_string(gpus) + " GPUs' peaks add up to " + fixed(*peaks, 0) +
                     " GB/s";
     }
     run.software = describe_software(gpu.info) + "; " + nccl_version_text();
@@ -112,7 +112,10 @@ RunDescription describe(Team& team, const MultiGpuOptions& options, const Proces
     }
     run.method = "median of " + std::to_string(options.iters) + " timed runs after 1 checked run and " +
                  std::to_string(options.warmup) + " warm-ups; before each run of the reduction every GPU's L2 is " +
-                 "flushed and all the GPUs meet at a barrier; every run's result is checked";
+                 "flushed; each run is enqueued whole on every GPU behind a gate kernel the host opens once " +
+                 "(so the GPUs start together and launch latency is outside the timed region)" +
+                 (team.one_process_per_gpu() ? ", each process after a barrier" : "") +
+                 "; every run's result is checked";
     return run;
 }
 

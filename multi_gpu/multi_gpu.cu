@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -37,6 +38,84 @@ float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
     CUDA_CHECK(cudaEventElapsedTime(&ms, from, to));
     return ms;
 }
+
+// ---------------------------------------------------------------- the start gate
+// Every timed run is enqueued whole on each GPU this process drives behind a gate kernel,
+// which spins on a flag in pinned, mapped host memory; the host opens the gate once all of
+// it is enqueued. So the GPUs start together (the skew is the time for each GPU to see one
+// host-memory write, about a microsecond), and the host's launch latency falls outside the
+// timed region, as in the single-GPU baseline (bench_stage records its start behind the L2
+// flush kernel).
+
+// The gate gives up after this long, so that a bug can never hang the GPU: the run then
+// counts as failed.
+constexpr unsigned long long kGateLimitNs = 2'000'000'000ull;
+constexpr const char* kGateTimeoutText = "the start gate was not opened within 2 s (the run's time is meaningless)";
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(ns));
+    return ns;
+}
+
+// One thread: waits until *open != 0, or writes *timed_out = 1 after limit_ns.
+__global__ void wait_at_gate(const volatile int* open, volatile int* timed_out, unsigned long long limit_ns) {
+    const unsigned long long begin = global_ns();
+    while (*open == 0) {
+        if (global_ns() - begin > limit_ns) {
+            *timed_out = 1;
+            return;
+        }
+    }
+}
+
+class StartGate {
+public:
+    // Word 0: the flag; word 1 + i: set when GPU i of `gpus` gave up waiting.
+    explicit StartGate(std::vector<TeamGpu>& gpus) {
+        const std::size_t bytes = (1 + gpus.size()) * sizeof(int);
+        void* words = nullptr;
+        CUDA_CHECK(cudaHostAlloc(&words, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
+        words_ = static_cast<volatile int*>(words);
+        std::memset(const_cast<int*>(words_), 0, bytes);
+        for (TeamGpu& gpu : gpus) {
+            CUDA_CHECK(cudaSetDevice(gpu.device));
+            void* device = nullptr;
+            CUDA_CHECK(cudaHostGetDevicePointer(&device, const_cast<int*>(words_), 0));
+            device_words_.push_back(static_cast<int*>(device));
+        }
+    }
+    ~StartGate() { cudaFreeHost(const_cast<int*>(words_)); }
+    StartGate(const StartGate&) = delete;
+    StartGate& operator=(const StartGate&) = delete;
+
+    // Before a run is enqueued; the previous run's gate kernels have all exited (the host
+    // waited for its stop events).
+    void close() { store(0); }
+    // On GPU i's stream, the current device being its GPU.
+    void enqueue(std::size_t i, cudaStream_t stream) {
+        wait_at_gate<<<1, 1, 0, stream>>>(device_words_[i], device_words_[i] + 1 + i, kGateLimitNs);
+        CUDA_CHECK_LAUNCH();
+    }
+    // Once every GPU's run is enqueued.
+    void open() { store(1); }
+    // After the run: whether GPU i's gate kernel gave up; clears it for the next run.
+    bool timed_out(std::size_t i) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        const bool gave_up = words_[1 + i] != 0;
+        words_[1 + i] = 0;
+        return gave_up;
+    }
+
+private:
+    void store(int value) {
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        words_[0] = value;
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+    }
+    volatile int* words_ = nullptr;
+    std::vector<int*> device_words_;
+};
 
 // "n = 8,589,934,592 (2^33) float values"
 std::string values_text(std::size_t n, ValueType type) {
@@ -118,11 +197,17 @@ std::unique_ptr<Team> Team::one_rank(const ProcessLayout& layout, int device, co
     struct Init {
         std::promise<ncclResult_t> done;
         ncclComm_t comm = nullptr;
+        cudaError_t device_status = cudaSuccess;  // the thread's cudaSetDevice
     };
     auto init = std::make_shared<Init>();
     std::future<ncclResult_t> done = init->done.get_future();
     std::thread([init, device, id, ranks = layout.ranks, rank = layout.rank] {
-        cudaSetDevice(device);  // the current device is per thread: the communicator's GPU
+        // The current device is per thread: the communicator's GPU.
+        init->device_status = cudaSetDevice(device);
+        if (init->device_status != cudaSuccess) {
+            init->done.set_value(ncclUnhandledCudaError);
+            return;
+        }
         init->done.set_value(ncclCommInitRank(&init->comm, ranks, id, rank));
     }).detach();
     if (done.wait_for(timeout) != std::future_status::ready) {
@@ -130,7 +215,9 @@ std::unique_ptr<Team> Team::one_rank(const ProcessLayout& layout, int device, co
                           std::to_string(timeout.count()) + " s: are all " + std::to_string(layout.ranks) +
                           " ranks running, with the same --ranks and --id-file?");
     }
-    nccl_check(done.get(), "ncclCommInitRank", __FILE__, __LINE__);
+    const ncclResult_t init_status = done.get();
+    cuda_check(init->device_status, "cudaSetDevice (in the thread that runs ncclCommInitRank)", __FILE__, __LINE__);
+    nccl_check(init_status, "ncclCommInitRank", __FILE__, __LINE__);
     team->gpus_.front().comm = init->comm;
     // Every rank has joined, so every rank has read the id: the file has done its job.
     if (layout.rank == 0) remove_unique_id(id_file);
@@ -178,7 +265,7 @@ TeamGpu* Team::rank0() {
     return nullptr;
 }
 
-void Team::wait(const std::vector<cudaEvent_t>& events, const std::string& what) {
+void Team::wait(const std::vector<cudaEvent_t>& events, const std::string& what, bool spin) {
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     for (std::size_t i = 0; i < events.size(); ++i) {
         for (;;) {
@@ -198,9 +285,11 @@ void Team::wait(const std::vector<cudaEvent_t>& events, const std::string& what)
                                 std::to_string(gpus_[i].rank) + ") was not done after " +
                                 std::to_string(timeout_.count()) + " s: is every rank still running?");
             }
-            // Waiting is outside every timed region (the times come from CUDA events), so
-            // the host can poll at leisure.
-            std::this_thread::sleep_for(std::chrono::microseconds(50));
+            // The times come from CUDA events, and every timed run is enqueued whole before
+            // this wait, so a late poll here lengthens no timed region; but after the barrier
+            // the host opens its GPUs' start gate, and a sleeping poll would make one process
+            // open its gate up to 50 us after another's: the barrier spins.
+            if (!spin) std::this_thread::sleep_for(std::chrono::microseconds(50));
         }
     }
 }
@@ -216,7 +305,7 @@ void Team::barrier() {
         CUDA_CHECK(cudaEventRecord(*gpu.barrier_done, *gpu.stream));
         events.push_back(*gpu.barrier_done);
     }
-    wait(events, "the barrier before a run");
+    wait(events, "the barrier before a run", /*spin=*/true);
 }
 
 std::vector<std::string> Team::all_gather(const std::string& mine) {
@@ -313,6 +402,46 @@ struct ShardOnGpu {
     ~ShardOnGpu() { cudaSetDevice(gpu.device); }  // the members are freed after this, on their GPU
 };
 
+// Run 0's partials, in rank order: they must add up to the exact sum, and the collective's
+// result (where this process has one) must equal their sum. Fills result.partials_*.
+template <typename T>
+void check_partials(const std::vector<T>& partials, std::optional<double> collective_value, const ExpectedSum& want,
+                    ReductionResult& result) {
+    long double sum = 0;
+    for (T partial : partials) sum += static_cast<long double>(partial);
+    const long double exact = static_cast<long double>(want.exact);
+    const std::string g = std::to_string(partials.size());
+    if (sum != exact) {
+        result.partials_ok = false;
+        result.partials_check = "FAIL: the " + g + " partials (each GPU's sum of its shard, run 0) add up to " +
+                                fixed(static_cast<double>(sum), 0) + ", not the exact sum " + std::to_string(want.exact);
+        return;
+    }
+    std::string text = "the " + g + " partials (each GPU's sum of its shard, run 0) add up to the exact sum";
+    if (collective_value) {
+        if (static_cast<long double>(*collective_value) != sum) {
+            result.partials_ok = false;
+            result.partials_check = "FAIL: " + text + ", but the collective's result " + fixed(*collective_value, 0) +
+                                    " is not their sum: did the collective combine them?";
+            return;
+        }
+        text += ", and the collective's result equals it";
+    } else {
+        text += "; the collective's result is on rank 0's process";
+    }
+    if (partials.size() > 1) {
+        for (std::size_t r = 0; r < partials.size(); ++r) {
+            if (static_cast<long double>(partials[r]) == exact) {
+                text += "; inconclusive for this input: rank " + std::to_string(r) +
+                        "'s partial alone equals the total (the other shards sum to 0), so on that GPU a collective "
+                        "that did nothing would pass";
+                break;
+            }
+        }
+    }
+    result.partials_check = text;
+}
+
 }  // namespace
 
 template <typename T>
@@ -353,63 +482,102 @@ ReductionResult reduce_across_gpus(Team& team, const ReductionRequest& request, 
     result.expected = want.exact;
 
     // Run 0 and the warm-ups are not timed; every run is checked.
+    StartGate gate(team.gpus());
+    // Run 0 copies each GPU's partial (its shard's sum) here before the collective.
+    T* partials = nullptr;
+    CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&partials), parts.size() * sizeof(T), cudaHostAllocPortable));
+    const std::unique_ptr<T, cudaError_t (*)(void*)> free_partials(partials, cudaFreeHost);
+    std::optional<double> collective_value;  // run 0's result on the first GPU here that gets it
     const int runs = 1 + request.warmup + request.iters;
     for (int run = 0; run < runs; ++run) {
-        // Outside the timed region: poison each result, flush each GPU's L2, then a barrier, so
-        // that every GPU starts from DRAM and all start together.
-        for (auto& part : parts) {
-            CUDA_CHECK(cudaSetDevice(part->gpu.device));
-            CUDA_CHECK(cudaMemsetAsync(part->result.get(), kPoisonByte, sizeof(T), *part->gpu.stream));
-            part->gpu.flusher->flush(*part->gpu.stream);
-        }
-        team.barrier();
-
-        // The timed region. Each GPU sums its shard to one value...
-        for (auto& part : parts) {
-            TeamGpu& gpu = part->gpu;
+        // With one process per GPU the processes meet first, then each opens its own gate:
+        // the skew between processes is that of the barrier's return. (The barrier is an
+        // NCCL all-reduce: enqueued behind the closed gate it would wait for the collective
+        // of this run, which waits for the gate.)
+        if (team.one_process_per_gpu()) team.barrier();
+        gate.close();
+        // Each GPU: flush its L2 and poison its result (outside the timed region), the gate,
+        // then the timed region: it sums its shard to one value...
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            ShardOnGpu<T>& part = *parts[i];
+            TeamGpu& gpu = part.gpu;
             CUDA_CHECK(cudaSetDevice(gpu.device));
-            CUDA_CHECK(cudaEventRecord(part->start, *gpu.stream));
-            std::size_t count = part->shard.count;
+            gpu.flusher->flush(*gpu.stream);
+            CUDA_CHECK(cudaMemsetAsync(part.result.get(), kPoisonByte, sizeof(T), *gpu.stream));
+            gate.enqueue(i, *gpu.stream);
+            CUDA_CHECK(cudaEventRecord(part.start, *gpu.stream));
+            std::size_t count = part.shard.count;
             if (gpu.rank == request.drop_last_element_of_rank && count > 0) --count;
-            sum(part->values.get(), count, part->result.get(), part->workspace.get(), config, *gpu.stream);
-            CUDA_CHECK(cudaEventRecord(part->local_done, *gpu.stream));
-        }
-        // ... then one collective combines the G values, in place in each result.
-        team.group([&](std::size_t i, TeamGpu& gpu) {
-            T* value = parts[i]->result.get();
-            if (request.collective == Collective::AllReduce) {
-                NCCL_CHECK(ncclAllReduce(value, value, 1, nccl_type<T>(), ncclSum, gpu.comm, *gpu.stream));
-            } else {
-                NCCL_CHECK(ncclReduce(value, value, 1, nccl_type<T>(), ncclSum, /*root=*/0, gpu.comm, *gpu.stream));
+            sum(part.values.get(), count, part.result.get(), part.workspace.get(), config, *gpu.stream);
+            CUDA_CHECK(cudaEventRecord(part.local_done, *gpu.stream));
+            if (run == 0) {
+                CUDA_CHECK(cudaMemcpyAsync(&partials[i], part.result.get(), sizeof(T), cudaMemcpyDeviceToHost, *gpu.stream));
             }
-        });
+        }
+        // Run 0 (not timed) opens the gate before the first collective: NCCL sets up its
+        // connections in its first call, which must not wait behind a closed gate.
+        if (run == 0) gate.open();
+        // ... then one collective combines the G values, in place in each result.
+        if (!request.skip_collective) {
+            team.group([&](std::size_t i, TeamGpu& gpu) {
+                T* value = parts[i]->result.get();
+                if (request.collective == Collective::AllReduce) {
+                    NCCL_CHECK(ncclAllReduce(value, value, 1, nccl_type<T>(), ncclSum, gpu.comm, *gpu.stream));
+                } else {
+                    NCCL_CHECK(ncclReduce(value, value, 1, nccl_type<T>(), ncclSum, /*root=*/0, gpu.comm, *gpu.stream));
+                }
+            });
+        }
         std::vector<cudaEvent_t> stops;
         for (auto& part : parts) {
             CUDA_CHECK(cudaSetDevice(part->gpu.device));
             CUDA_CHECK(cudaEventRecord(part->stop, *part->gpu.stream));
             stops.push_back(part->stop);
         }
+        gate.open();  // everything is enqueued: all the GPUs start now
         team.wait(stops, "a timed run");
 
         // After the timed region: each GPU's times from its own events, and the checks.
-        for (auto& part : parts) {
-            CUDA_CHECK(cudaSetDevice(part->gpu.device));
-            GpuRuns& mine = part->runs;
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            ShardOnGpu<T>& part = *parts[i];
+            CUDA_CHECK(cudaSetDevice(part.gpu.device));
+            GpuRuns& mine = part.runs;
+            const bool gave_up = gate.timed_out(i);
             if (run >= 1 + request.warmup) {
-                mine.local_ms.push_back(elapsed_ms(part->start, part->local_done));
-                mine.collective_ms.push_back(elapsed_ms(part->local_done, part->stop));
-                mine.total_ms.push_back(elapsed_ms(part->start, part->stop));
+                mine.local_ms.push_back(elapsed_ms(part.start, part.local_done));
+                mine.collective_ms.push_back(elapsed_ms(part.local_done, part.stop));
+                mine.total_ms.push_back(elapsed_ms(part.start, part.stop));
             }
             // ncclReduce leaves the sum on the root only; the others keep their partial.
-            if (request.collective == Collective::Reduce && part->gpu.rank != 0) continue;
+            if (request.collective == Collective::Reduce && part.gpu.rank != 0) {
+                if (gave_up) {
+                    ++mine.checked;
+                    if (mine.failed++ == 0) mine.first_failure = kGateTimeoutText;
+                }
+                continue;
+            }
             T got{};
-            CUDA_CHECK(cudaMemcpy(&got, part->result.get(), sizeof(T), cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(&got, part.result.get(), sizeof(T), cudaMemcpyDeviceToHost));
             const SumCheck verdict = check_sum(got, want);
-            if (run == 0 && part->gpu.rank == 0) result.value = verdict.value;
+            if (run == 0 && part.gpu.rank == 0) result.value = verdict.value;
+            if (run == 0 && !collective_value) collective_value = verdict.value;
             ++mine.checked;
             if (!verdict.ok && mine.failed++ == 0) mine.first_failure = verdict.detail;
+            if (verdict.ok && gave_up && mine.failed++ == 0) mine.first_failure = kGateTimeoutText;
         }
     }
+
+    // Run 0's partials: every rank's, in rank order (one process per GPU: an all-gather).
+    std::vector<T> all_partials(partials, partials + parts.size());
+    if (team.one_process_per_gpu()) {
+        all_partials.clear();
+        for (const std::string& bytes : team.all_gather(std::string(reinterpret_cast<const char*>(partials), sizeof(T)))) {
+            T value{};
+            std::memcpy(&value, bytes.data(), sizeof(T));
+            all_partials.push_back(value);
+        }
+    }
+    check_partials(all_partials, collective_value, want, result);
 
     // Every rank's runs, in rank order: here already, or from the other processes. One
     // ncclAllGather of each rank's packed runs (a few hundred bytes and 3 doubles per run),
@@ -519,19 +687,46 @@ struct VectorOnGpu {
     ~VectorOnGpu() { cudaSetDevice(gpu.device); }
 };
 
+// Counts the received elements that are not the sender's values.
+__global__ void count_copy_mismatches(const float* received, std::size_t count, int sender,
+                                      unsigned long long* mismatches) {
+    unsigned long long mine = 0;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        if (received[i] != allreduce_test_value(sender, i)) ++mine;
+    }
+    if (mine) atomicAdd(mismatches, mine);
+}
+
 // Every GPU copies its S-byte vector to the next GPU's receive buffer while the previous
 // GPU copies into its own: each link carries S bytes in each direction at once, as a ring
-// all-reduce of G = 2 does (2(G-1)/G x S = S), but with no reduction and no protocol.
+// all-reduce of G = 2 does (2(G-1)/G x S = S), but with no reduction and no protocol. Run
+// before the all-reduce, on the freshly filled vectors, so that every received element can
+// be checked against the sender's value. The receive buffers are not in the plan checked at
+// start: where one does not fit, the copy is skipped with the reason.
 void measure_peer_copy(Team& team, std::vector<std::unique_ptr<VectorOnGpu>>& parts, const AllReduceRequest& request,
-                       AllReduceResult& result) {
+                       StartGate& gate, unsigned blocks, AllReduceResult& result) {
     const std::size_t count = request.elements;
+    const std::size_t g = parts.size();
     std::vector<DeviceBuffer<float>> received;
+    const auto free_received = [&] {
+        for (std::size_t i = 0; i < received.size(); ++i) {
+            CUDA_CHECK(cudaSetDevice(parts[i]->gpu.device));
+            received[i] = DeviceBuffer<float>();
+        }
+    };
     for (auto& part : parts) {
         CUDA_CHECK(cudaSetDevice(part->gpu.device));
         MemoryPlan plan;
         plan.add("peer copy receive buffer", result.bytes);
-        require_device_memory(plan, "GPU " + std::to_string(part->gpu.device) + ": the peer copy of " +
-                                        with_thousands(count) + " floats");
+        const DeviceMemory memory = device_memory();
+        if (const auto shortfall = memory_shortfall(plan, "GPU " + std::to_string(part->gpu.device) + ": the peer copy of " +
+                                                              with_thousands(count) + " floats",
+                                                    memory.free_bytes, memory.total_bytes)) {
+            free_received();
+            result.peer_copy_why_not = "its receive buffer does not fit beside the all-reduce's vector: " + *shortfall;
+            return;
+        }
         received.emplace_back(count);
         // Direct copies over NVLink need peer access (NCCL may have enabled it already).
         for (auto& other : parts) {
@@ -550,42 +745,52 @@ void measure_peer_copy(Team& team, std::vector<std::unique_ptr<VectorOnGpu>>& pa
     std::vector<cudaEvent_t> stops;
     for (auto& part : parts) stops.push_back(part->stop);
     std::vector<double> run_ms(static_cast<std::size_t>(request.iters), 0.0);
-    const std::size_t g = parts.size();
     for (int run = 0; run < request.warmup + request.iters; ++run) {
-        for (auto& part : parts) CUDA_CHECK(cudaStreamSynchronize(*part->gpu.stream));
+        gate.close();
         for (std::size_t i = 0; i < g; ++i) {
             VectorOnGpu& from = *parts[i];
             VectorOnGpu& to = *parts[(i + 1) % g];
             CUDA_CHECK(cudaSetDevice(from.gpu.device));
+            gate.enqueue(i, *from.gpu.stream);
             CUDA_CHECK(cudaEventRecord(from.start, *from.gpu.stream));
             CUDA_CHECK(cudaMemcpyPeerAsync(received[(i + 1) % g].get(), to.gpu.device, from.values.get(),
                                            from.gpu.device, result.bytes, *from.gpu.stream));
             CUDA_CHECK(cudaEventRecord(from.stop, *from.gpu.stream));
         }
+        gate.open();
         team.wait(stops, "a timed peer copy");
+        for (std::size_t i = 0; i < g; ++i) {
+            if (gate.timed_out(i) && run >= request.warmup) ++result.peer_copy_gate_timeouts;
+        }
         if (run < request.warmup) continue;
         for (auto& part : parts) {
             run_ms[static_cast<std::size_t>(run - request.warmup)] =
                 std::max<double>(run_ms[static_cast<std::size_t>(run - request.warmup)], elapsed_ms(part->start, part->stop));
         }
     }
-    // The copy is checked too: every GPU received the previous GPU's vector, element for element.
+    // The copy is checked too: every GPU received the previous GPU's vector, every element
+    // compared on the receiving GPU with the sender's value.
+    std::vector<cudaEvent_t> checked;
     for (std::size_t i = 0; i < g; ++i) {
-        CUDA_CHECK(cudaSetDevice(parts[(i + 1) % g]->gpu.device));
-        const int sender = parts[i]->gpu.rank;
-        for (std::size_t k : {std::size_t{0}, count / 2, count - 1}) {
-            float got = 0, sent = 0;
-            CUDA_CHECK(cudaMemcpy(&got, received[(i + 1) % g].get() + k, sizeof got, cudaMemcpyDeviceToHost));
-            CUDA_CHECK(cudaSetDevice(parts[i]->gpu.device));
-            CUDA_CHECK(cudaMemcpy(&sent, parts[i]->values.get() + k, sizeof sent, cudaMemcpyDeviceToHost));
-            CUDA_CHECK(cudaSetDevice(parts[(i + 1) % g]->gpu.device));
-            if (got != sent) throw std::runtime_error("peer copy from rank " + std::to_string(sender) + " is wrong at " + std::to_string(k));
-        }
+        VectorOnGpu& to = *parts[(i + 1) % g];
+        CUDA_CHECK(cudaSetDevice(to.gpu.device));
+        CUDA_CHECK(cudaMemsetAsync(to.mismatches.get(), 0, sizeof(unsigned long long), *to.gpu.stream));
+        count_copy_mismatches<<<blocks, 256, 0, *to.gpu.stream>>>(received[(i + 1) % g].get(), count,
+                                                                  parts[i]->gpu.rank, to.mismatches.get());
+        CUDA_CHECK_LAUNCH();
+        CUDA_CHECK(cudaEventRecord(to.stop, *to.gpu.stream));
     }
-    for (std::size_t i = 0; i < g; ++i) {
-        CUDA_CHECK(cudaSetDevice(parts[i]->gpu.device));
-        received[i] = DeviceBuffer<float>();
+    team.wait(stops, "the check of the peer copy");
+    for (auto& part : parts) {
+        CUDA_CHECK(cudaSetDevice(part->gpu.device));
+        unsigned long long wrong = 0;
+        CUDA_CHECK(cudaMemcpy(&wrong, part->mismatches.get(), sizeof wrong, cudaMemcpyDeviceToHost));
+        result.peer_copy_mismatches += wrong;
+        result.peer_copy_checked += count;
+        // Clean for the all-reduce's check.
+        CUDA_CHECK(cudaMemsetAsync(part->mismatches.get(), 0, sizeof(unsigned long long), *part->gpu.stream));
     }
+    free_received();
     result.peer_copy = summarize(run_ms);
     result.peer_copy_gbps = allreduce_algbw_gbps(result.bytes, result.peer_copy->median);
 }
@@ -616,6 +821,16 @@ AllReduceResult allreduce_vector(Team& team, const AllReduceRequest& request) {
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaMemsetAsync(parts.back()->mismatches.get(), 0, sizeof(unsigned long long), *gpu.stream));
     }
+    StartGate gate(team.gpus());
+
+    // A reference for the links first, while the vectors hold each rank's own values: the
+    // same bytes over the same links by the copy engines alone.
+    if (team.one_process_per_gpu()) {
+        result.peer_copy_why_not = "one process per GPU: no process sees two GPUs to copy between";
+    } else {
+        measure_peer_copy(team, parts, request, gate, blocks, result);
+    }
+
     auto all_reduce = [&] {
         team.group([&](std::size_t i, TeamGpu& gpu) {
             float* values = parts[i]->values.get();
@@ -623,9 +838,10 @@ AllReduceResult allreduce_vector(Team& team, const AllReduceRequest& request) {
         });
     };
 
-    // Correctness first: one all-reduce, then every element of every GPU's vector compared
-    // with the sum over the G ranks' values, on the GPU; and the first and last element on
-    // the host, in case the check kernel itself is wrong.
+    // Correctness next: one all-reduce (not gated: NCCL's first call sets up its connections),
+    // then every element of every GPU's vector compared with the sum over the G ranks'
+    // values, on the GPU; and the first and last element on the host, in case the check
+    // kernel itself is wrong.
     all_reduce();
     std::vector<cudaEvent_t> stops;
     for (auto& part : parts) {
@@ -647,32 +863,42 @@ AllReduceResult allreduce_vector(Team& team, const AllReduceRequest& request) {
         }
     }
 
-    // Then the timed runs. The vector is not refilled: each run sums the previous run's
-    // results, so the values grow (positive, they can reach +inf but never NaN), and an
-    // all-reduce takes the same time whatever the values. No L2 flush either: a 1 GiB vector
-    // is 20 times an H100's L2, and NCCL's own benchmarks (nccl-tests) do not flush.
+    // Then the timed runs, each enqueued whole behind the start gate (as for the reduction).
+    // The vector is not refilled: each run sums the previous run's results, so the values
+    // grow (positive, they can reach +inf but never NaN), and an all-reduce takes the same
+    // time whatever the values. No L2 flush either: a 1 GiB vector is 20 times an H100's L2,
+    // and NCCL's own benchmarks (nccl-tests) do not flush.
+    std::vector<int> gate_timeouts(parts.size(), 0);
     for (int run = 0; run < request.warmup + request.iters; ++run) {
-        team.barrier();
-        for (auto& part : parts) {
-            CUDA_CHECK(cudaSetDevice(part->gpu.device));
-            CUDA_CHECK(cudaEventRecord(part->start, *part->gpu.stream));
+        if (team.one_process_per_gpu()) team.barrier();  // then each process opens its own gate
+        gate.close();
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            CUDA_CHECK(cudaSetDevice(parts[i]->gpu.device));
+            gate.enqueue(i, *parts[i]->gpu.stream);
+            CUDA_CHECK(cudaEventRecord(parts[i]->start, *parts[i]->gpu.stream));
         }
         all_reduce();
         for (auto& part : parts) {
             CUDA_CHECK(cudaSetDevice(part->gpu.device));
             CUDA_CHECK(cudaEventRecord(part->stop, *part->gpu.stream));
         }
+        gate.open();
         team.wait(stops, "a timed all-reduce");
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            if (gate.timed_out(i) && run >= request.warmup) ++gate_timeouts[i];
+        }
         if (run < request.warmup) continue;
         for (auto& part : parts) part->ms.push_back(elapsed_ms(part->start, part->stop));
     }
 
-    // The run's time is the slowest GPU's, as for the reduction. Every rank packs its times
-    // and its mismatch count; one process has them all already.
-    std::vector<std::vector<double>> per_gpu;  // [elements wrong, elements checked, times ...]
-    for (auto& part : parts) {
-        std::vector<double> mine = {static_cast<double>(part->wrong), static_cast<double>(count)};
-        mine.insert(mine.end(), part->ms.begin(), part->ms.end());
+    // The run's time is the slowest GPU's, as for the reduction. Every rank packs its times,
+    // its mismatch count and its gate timeouts; one process has them all already.
+    std::vector<std::vector<double>> per_gpu;  // [elements wrong, elements checked, gate timeouts, times ...]
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const VectorOnGpu& part = *parts[i];
+        std::vector<double> mine = {static_cast<double>(part.wrong), static_cast<double>(count),
+                                    static_cast<double>(gate_timeouts[i])};
+        mine.insert(mine.end(), part.ms.begin(), part.ms.end());
         per_gpu.push_back(mine);
     }
     if (team.one_process_per_gpu()) {
@@ -690,15 +916,16 @@ AllReduceResult allreduce_vector(Team& team, const AllReduceRequest& request) {
     for (const std::vector<double>& gpu : per_gpu) {
         result.mismatches += static_cast<unsigned long long>(gpu[0]);
         result.checked_elements += static_cast<std::size_t>(gpu[1]);
-        for (std::size_t i = 0; i < result.run_ms.size(); ++i) result.run_ms[i] = std::max(result.run_ms[i], gpu[2 + i]);
+        result.gate_timeouts += static_cast<int>(gpu[2]);
+        for (std::size_t i = 0; i < result.run_ms.size(); ++i) result.run_ms[i] = std::max(result.run_ms[i], gpu[3 + i]);
     }
     result.run = summarize(result.run_ms);
     result.algbw_gbps = allreduce_algbw_gbps(result.bytes, result.run.median);
     result.busbw_gbps = allreduce_busbw_gbps(result.bytes, result.run.median, team.ranks());
     result.check = result.mismatches == 0 ? "exact" : with_thousands(result.mismatches) + " elements wrong";
-
-    // The yardstick: the same bytes over the same links by the copy engines alone.
-    if (!team.one_process_per_gpu()) measure_peer_copy(team, parts, request, result);
+    if (result.gate_timeouts) {
+        result.check += "; " + std::to_string(result.gate_timeouts) + " timed GPU runs failed: " + kGateTimeoutText;
+    }
 
     // The links: the slowest of this process's GPUs bounds the bus bandwidth.
     std::vector<int> devices;

@@ -80,9 +80,12 @@ public:
     }
     // Waits until each GPU this process drives has reached its event (events[i] on gpus()[i]).
     // Polls, so that an NCCL error (a rank that died) or `timeout()` ends the wait with an
-    // NcclError instead of a hang.
-    void wait(const std::vector<cudaEvent_t>& events, const std::string& what);
-    // Returns when every GPU of the job has reached this point: an all-reduce of one int.
+    // NcclError instead of a hang. `spin`: poll without sleeping, where the host's next step
+    // is timed (the barrier); otherwise it sleeps 50 us between polls.
+    void wait(const std::vector<cudaEvent_t>& events, const std::string& what, bool spin = false);
+    // Returns when every GPU of the job has reached this point: an all-reduce of one int,
+    // waited for by spinning. Needed only with one process per GPU: one process opens its
+    // GPUs' start gate itself (multi_gpu.cu).
     void barrier();
     // Every rank's `mine`, in rank order, all of one size: one ncclAllGather of bytes. For
     // one process per GPU only (one process has the others' data already).
@@ -135,12 +138,26 @@ struct ReductionRequest {
     // Fault injection, for the tests only: this rank sums its shard without its last
     // element, so the total misses one value and every check must fail. -1: none.
     int drop_last_element_of_rank = -1;
+    // Fault injection, for the tests only: no collective at all, so each GPU keeps its own
+    // partial sum and every check of the total must fail.
+    bool skip_collective = false;
 };
 
 // The sum of the n-element input (common/input.h, integer data) across the team: each GPU
 // generates and reduces its shard with reduce7, then one collective of one value. Every
 // run's result is checked against the host's exact sum (`expected`, computed here when not
-// given). Every rank returns the whole job's result.
+// given); in run 0 also each GPU's partial (its shard's sum, before the collective): they
+// must add up to the exact sum, and the collective's result must equal their sum. Every
+// rank returns the whole job's result.
+//
+// Timing: every timed run is enqueued whole on every GPU this process drives (L2 flush,
+// poison, a gate kernel, start event, reduce7, the collective, stop event) behind a gate
+// kernel that spins on a flag in pinned host memory; the host then opens the gate once, so
+// all the GPUs start within the time they take to see one host-memory write (about a
+// microsecond), and launch latency is outside the timed region, as in the single-GPU
+// baseline (common/benchmark.cu records its start behind the L2 flush). With one process
+// per GPU each process opens its own gate right after a barrier: the skew between processes
+// (the barrier's return on each) remains.
 template <typename T>
 ReductionResult reduce_across_gpus(Team& team, const ReductionRequest& request,
                                    std::shared_future<ExpectedSum> expected = {});

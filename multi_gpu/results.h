@@ -47,7 +47,11 @@ struct ReductionResult {
     TimingStats run;
     int checked = 0, failed = 0;
     std::string check;  // "exact", or the first failure
-    bool verified() const { return checked > 0 && failed == 0; }
+    // Run 0: the G partials (each GPU's sum of its shard, before the collective) against the
+    // exact sum, and the collective's result against their sum.
+    bool partials_ok = true;
+    std::string partials_check;  // what was found; "" when not checked
+    bool verified() const { return checked > 0 && failed == 0 && partials_ok; }
 };
 
 // The run's time is the slowest GPU's: per timed run the largest total over the GPUs, then
@@ -88,16 +92,25 @@ struct AllReduceResult {
     std::size_t checked_elements = 0;  // over every GPU
     unsigned long long mismatches = 0;
     std::string check;
+    int gate_timeouts = 0;  // timed runs whose start gate gave up (multi_gpu.cu), over every GPU
     LinkPeak link;
     std::string peer_access;  // "GPU 0 <-> GPU 1: peer access yes", when one process sees them
-    // The link's yardstick (one process only): every GPU copies S bytes to the next GPU of
-    // the ring with cudaMemcpyPeerAsync while receiving S from the previous, all at once.
-    // The copy engines move the bytes with no reduction and no protocol of NCCL's, so this
-    // is what the link delivers per direction: busbw's ceiling measured, not quoted.
+    // A reference for the link (one process only): every GPU copies S bytes to the next GPU
+    // of the ring with cudaMemcpyPeerAsync while receiving S from the previous, all at once.
+    // The copy engines move the bytes with no reduction and no protocol of NCCL's: what the
+    // link delivers per direction to them. Not a bound on NCCL, which moves data with SM
+    // loads and stores. Measured before the all-reduce, on the freshly filled vectors.
     std::optional<TimingStats> peer_copy;
     double peer_copy_gbps = 0;  // S / median time, per GPU and direction
+    std::string peer_copy_why_not;               // when it was not measured (one process)
+    std::size_t peer_copy_checked = 0;           // received elements compared, over every GPU
+    unsigned long long peer_copy_mismatches = 0;  // of those, not the sender's value
+    int peer_copy_gate_timeouts = 0;
+    bool peer_copy_verified() const {
+        return peer_copy_checked > 0 && peer_copy_mismatches == 0 && peer_copy_gate_timeouts == 0;
+    }
     bool across_machines = false;
-    bool verified() const { return checked_elements > 0 && mismatches == 0; }
+    bool verified() const { return checked_elements > 0 && mismatches == 0 && gate_timeouts == 0; }
 };
 
 // ---------------------------------------------------------------- the ranks' exchange

@@ -16,6 +16,9 @@
 #   scaling      multi_gpu_scaling.csv    the reduction at n = 2^24, 2^26 ... 2^32 float on 1 and 2 GPUs
 #   processes    multi_gpu_processes.txt  n = 2^33 float with one process per GPU (--rank, --id-file), as
 #                                         mpirun or srun would start it across machines: rank 0's table
+#   protocols    multi_gpu_nccl.txt       the all-reduce of 2^28 floats with each NCCL protocol forced
+#                                         (NCCL_PROTO=Simple, LL128, LL), and what NCCL_DEBUG=INFO says it
+#                                         chose and how it connected the GPUs
 #   allreduce    allreduce.csv            the element-wise all-reduce of 2^20, 2^22 ... 2^30 floats on
 #                                         2 GPUs: latency-bound when small, bandwidth-bound when large
 #
@@ -34,7 +37,7 @@ if [[ ${1:-} == --build ]]; then
 fi
 out=${1:-docs/results}
 shift || true
-parts=${*:-topology each table scaling processes allreduce}
+parts=${*:-topology each table scaling processes protocols allreduce}
 gpus=${MULTI_GPU_GPUS:-2}
 exe=$build/bin/reduce_multi_gpu
 [[ -x $exe ]] || { echo "multi_gpu.sh: $exe not found: build first (README.md; NCCL_ROOT if NCCL is not found)" >&2; exit 3; }
@@ -125,7 +128,7 @@ if wanted processes; then
     id_file=$(mktemp -u)
     {
         environment
-        echo "\$ (for r in 1 ... $((gpus - 1)): $exe --rank r --ranks $gpus --id-file ID --n 2^33 --type float &)"
+        echo "\$ (for r in 1 ... $((gpus - 1)): $exe --rank r --ranks $gpus --id-file ID --n 2^33 --type float --measure reduction --no-baseline &)"
         echo "\$ $exe --rank 0 --ranks $gpus --id-file ID --n 2^33 --type float --measure reduction --no-baseline"
         for ((r = 1; r < gpus; r++)); do
             $exe --rank $r --ranks "$gpus" --id-file "$id_file" --n 2^33 --type float --measure reduction \
@@ -134,6 +137,25 @@ if wanted processes; then
         $exe --rank 0 --ranks "$gpus" --id-file "$id_file" --n 2^33 --type float --measure reduction --no-baseline
         wait
     } 2>&1 | tee "$out/multi_gpu_processes.txt"
+fi
+
+if wanted protocols; then
+    {
+        environment
+        log=$(mktemp)
+        echo "\$ NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,COLL $exe --gpus $gpus --measure allreduce --vector 2^28 --iters 3 --warmup 1"
+        echo "(the lines about transports, channels, algorithms and protocols, each with how often it appeared)"
+        NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,COLL $exe --gpus "$gpus" --measure allreduce --vector 2^28 \
+            --iters 3 --warmup 1 >"$log" 2>&1 || true
+        grep -E "NCCL INFO" "$log" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" |
+            sed -E 's/^[^ ]+ +[0-9]+:[0-9]+ +\[[0-9]+\] //' | sort | uniq -c | sort -rn | head -40
+        rm -f "$log"
+        for proto in Simple LL128 LL; do
+            echo
+            echo "\$ NCCL_PROTO=$proto $exe --gpus $gpus --measure allreduce --vector 2^28 --iters 20"
+            NCCL_PROTO=$proto $exe --gpus "$gpus" --measure allreduce --vector 2^28 --iters 20 | grep -E "^  (time|busbw|check)"
+        done
+    } 2>&1 | tee "$out/multi_gpu_nccl.txt"
 fi
 
 if wanted allreduce; then

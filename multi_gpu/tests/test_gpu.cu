@@ -112,8 +112,9 @@ TEST_P(ReduceAcrossGpus, EveryRunsSumEqualsTheHostsExactSumOnEveryGpuThatGetsIt)
         request.warmup = 1;
         request.iters = 2;
         const ReductionResult r = reduce_across_gpus<T>(team_of(c.gpus), request);
-        EXPECT_TRUE(r.verified()) << r.check;
+        EXPECT_TRUE(r.verified()) << r.check << "; " << r.partials_check;
         EXPECT_EQ(r.failed, 0);
+        EXPECT_TRUE(r.partials_ok) << r.partials_check;
         const int runs = 1 + request.warmup + request.iters;
         EXPECT_EQ(r.checked, c.collective == Collective::AllReduce ? runs * c.gpus : runs);
         EXPECT_EQ(r.value, static_cast<double>(r.expected));
@@ -158,6 +159,28 @@ TEST(TwoGpusMissingValue, ASumWithoutOneShardsLastValueFailsEveryCheckOnEveryGpu
     SKIP_WITHOUT_GPUS(2);
     expect_missing_value_caught(2, Collective::AllReduce);
     expect_missing_value_caught(2, Collective::Reduce);
+}
+
+// Without the collective each GPU keeps its own partial: the per-run checks must fail on
+// every GPU in every run, and the check of run 0's partials must say the collective's result
+// is not their sum (while the partials themselves add up to the exact sum).
+TEST(TwoGpusSkippedCollective, WithoutTheCollectiveEveryCheckFails) {
+    SKIP_WITHOUT_GPUS(2);
+    for (Collective collective : {Collective::AllReduce, Collective::Reduce}) {
+        ReductionRequest request;
+        request.n = 1000001;
+        request.collective = collective;
+        request.warmup = 0;
+        request.iters = 2;
+        request.skip_collective = true;
+        const ReductionResult r = reduce_across_gpus<int>(team_of(2), request);
+        EXPECT_FALSE(r.verified()) << collective_name(collective);
+        EXPECT_GT(r.checked, 0);
+        EXPECT_EQ(r.failed, r.checked) << r.check;
+        EXPECT_NE(r.value, static_cast<double>(r.expected));
+        EXPECT_FALSE(r.partials_ok) << r.partials_check;
+        EXPECT_NE(r.partials_check.find("not their sum"), std::string::npos) << r.partials_check;
+    }
 }
 
 TEST(OneGpuBaseline, TheSingleGpuBaselineOverTheWholeInputIsExactAndTimed) {
@@ -206,6 +229,10 @@ TEST(TwoGpusAllReduce, EveryElementOfEveryGpusVectorIsTheSumOfBothGpusValues) {
     EXPECT_GT(r.algbw_gbps, 0.0);
     EXPECT_DOUBLE_EQ(r.busbw_gbps, r.algbw_gbps);  // 2(G-1)/G = 1 for two GPUs
     EXPECT_EQ(r.link.gbps, 450.0);
+    // The peer copy ran first, on the freshly filled vectors, and was checked element for element.
+    ASSERT_TRUE(r.peer_copy.has_value()) << r.peer_copy_why_not;
+    EXPECT_TRUE(r.peer_copy_verified());
+    EXPECT_EQ(r.peer_copy_checked, 2 * request.elements);
 }
 
 }  // namespace

@@ -112,8 +112,8 @@ RunDescription describe(Team& team, const MultiGpuOptions& options, const Proces
     }
     run.method = "median of " + std::to_string(options.iters) + " timed runs after 1 checked run and " +
                  std::to_string(options.warmup) + " warm-ups; before each run of the reduction every GPU's L2 is " +
-                 "flushed; each run is enqueued whole on every GPU behind a gate kernel the host opens once " +
-                 "(so the GPUs start together and launch latency is outside the timed region)" +
+                 "flushed; each GPU's sum is enqueued behind a gate kernel the host opens once (so the GPUs " +
+                 "start together and reduce7's launch is outside the timed region), then the collective is issued" +
                  (team.one_process_per_gpu() ? ", each process after a barrier" : "") +
                  "; every run's result is checked";
     return run;

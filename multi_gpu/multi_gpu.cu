@@ -40,12 +40,12 @@ float elapsed_ms(cudaEvent_t from, cudaEvent_t to) {
 }
 
 // ---------------------------------------------------------------- the start gate
-// Every timed run is enqueued whole on each GPU this process drives behind a gate kernel,
-// which spins on a flag in pinned, mapped host memory; the host opens the gate once all of
-// it is enqueued. So the GPUs start together (the skew is the time for each GPU to see one
-// host-memory write, about a microsecond), and the host's launch latency falls outside the
-// timed region, as in the single-GPU baseline (bench_stage records its start behind the L2
-// flush kernel).
+// Each GPU's part of a timed run is enqueued behind a gate kernel, which spins on a flag in
+// pinned, mapped host memory; the host opens the gate once every GPU's part is enqueued. So
+// the GPUs start together (each sees the same host-memory write), and the host's launch
+// latency falls outside the timed region, as in the single-GPU baseline (bench_stage records
+// its start behind the L2 flush kernel). NCCL calls are issued after the gate opens: one
+// may wait for the work queued before it.
 
 // The gate gives up after this long, so that a bug can never hang the GPU: the run then
 // counts as failed.
@@ -514,9 +514,13 @@ ReductionResult reduce_across_gpus(Team& team, const ReductionRequest& request, 
                 CUDA_CHECK(cudaMemcpyAsync(&partials[i], part.result.get(), sizeof(T), cudaMemcpyDeviceToHost, *gpu.stream));
             }
         }
-        // Run 0 (not timed) opens the gate before the first collective: NCCL sets up its
-        // connections in its first call, which must not wait behind a closed gate.
-        if (run == 0) gate.open();
+        // Every GPU's sum is enqueued: open the gate, so the GPUs start together, and only
+        // then issue the collective. An NCCL call may wait for work already queued on its
+        // stream (on the H200s the first gated run's ncclGroupEnd waited for the closed gate
+        // until the gate's 2 s limit), so it must not be issued behind a closed gate. The
+        // GPUs are summing their shards while the host issues it, so its launch stays hidden
+        // unless a shard's sum is shorter than a launch (a few microseconds).
+        gate.open();
         // ... then one collective combines the G values, in place in each result.
         if (!request.skip_collective) {
             team.group([&](std::size_t i, TeamGpu& gpu) {
@@ -534,7 +538,6 @@ ReductionResult reduce_across_gpus(Team& team, const ReductionRequest& request, 
             CUDA_CHECK(cudaEventRecord(part->stop, *part->gpu.stream));
             stops.push_back(part->stop);
         }
-        gate.open();  // everything is enqueued: all the GPUs start now
         team.wait(stops, "a timed run");
 
         // After the timed region: each GPU's times from its own events, and the checks.
@@ -877,12 +880,14 @@ AllReduceResult allreduce_vector(Team& team, const AllReduceRequest& request) {
             gate.enqueue(i, *parts[i]->gpu.stream);
             CUDA_CHECK(cudaEventRecord(parts[i]->start, *parts[i]->gpu.stream));
         }
+        // Open before the collective is issued (see the reduction above): the gate aligns the
+        // GPUs' start events, and the collective's launch is part of the timed region.
+        gate.open();
         all_reduce();
         for (auto& part : parts) {
             CUDA_CHECK(cudaSetDevice(part->gpu.device));
             CUDA_CHECK(cudaEventRecord(part->stop, *part->gpu.stream));
         }
-        gate.open();
         team.wait(stops, "a timed all-reduce");
         for (std::size_t i = 0; i < parts.size(); ++i) {
             if (gate.timed_out(i) && run >= request.warmup) ++gate_timeouts[i];

@@ -140,10 +140,10 @@ void print_reduction(std::ostream& out, const ReductionResult& r, const Baseline
     out << "\nlocal: start -> its shard's sum done. collective: -> the "
         << (r.collective == Collective::AllReduce ? "all-reduce" : "reduce") << " of that value done, which includes "
         << "waiting for the slowest GPU. total: both.\nA run's time is the largest total over the GPUs: a GPU's events "
-           "time that GPU only. Each run is enqueued whole on every GPU behind a gate kernel that the host opens once,\n"
-           "so the GPUs start together (the skew is the time for the GPUs to see one host-memory write, about a "
-           "microsecond)\nand launch latency is outside the timed region, as in the single-GPU baseline. With one "
-           "process per GPU each\nprocess opens its own gate after a barrier: the skew between processes remains.\n"
+           "time that GPU only. Each GPU's sum is enqueued behind a gate kernel that the host opens once, so the GPUs\n"
+           "start together and reduce7's launch is outside the timed region, as in the single-GPU baseline; the "
+           "collective is\nissued just after the gate opens, while the GPUs sum. With one process per GPU each "
+           "process opens its own gate\nafter a barrier: the skew between processes remains.\n"
            "GB/s = values x "
         << value_bytes << " bytes / median time.\n";
 }

@@ -78,6 +78,7 @@ public:
         CUDA_CHECK(cudaHostAlloc(&words, bytes, cudaHostAllocMapped | cudaHostAllocPortable));
         words_ = static_cast<volatile int*>(words);
         std::memset(const_cast<int*>(words_), 0, bytes);
+        words_[0] = 1;  // open until the first close(): run 0 goes through ungated
         for (TeamGpu& gpu : gpus) {
             CUDA_CHECK(cudaSetDevice(gpu.device));
             void* device = nullptr;

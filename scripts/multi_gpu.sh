@@ -148,7 +148,7 @@ if wanted protocols; then
         NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,COLL $exe --gpus "$gpus" --measure allreduce --vector 2^28 \
             --iters 3 --warmup 1 >"$log" 2>&1 || true
         grep -E "NCCL INFO" "$log" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" |
-            sed -E 's/^[^ ]+ +[0-9]+:[0-9]+ +\[[0-9]+\] //' | sort | uniq -c | sort -rn | head -40
+            sed -E 's/^[^ ]+ +[0-9]+:[0-9]+ +\[[0-9]+\] //' | sort | uniq -c | sort -rn | sed -n 1,40p  # sed reads all: head would end the pipe early (SIGPIPE under pipefail)
         rm -f "$log"
         for proto in Simple LL128 LL; do
             echo

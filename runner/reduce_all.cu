@@ -9,10 +9,18 @@
 
 #include "stage_main.h"
 #include "stages.h"
+#ifdef REDUCTION_HAVE_LIBRARY_STAGES
+#include "library_stages.h"  // ops/: reduce7_cg, reduce7_cub
+#endif
 
 int main(int argc, char** argv) {
     Program program;
     program.stages = all_stages();
+#ifdef REDUCTION_HAVE_LIBRARY_STAGES
+    // reduce7's sum with a library's block reduction, timed after the stages on the same input.
+    program.stages.push_back(&reduce7_cg_stage);
+    program.stages.push_back(&reduce7_cub_stage);
+#endif
     program.yardsticks = true;
     program.spec.name = "reduce_all";
     program.spec.summary = "every stage, CUB's DeviceReduce::Sum and a device copy, on the same input";

@@ -73,8 +73,10 @@ __host__ __device__ inline bool is_nan(T x) {
 // Here and in the combines below, | and & join the conditions, not || and &&: each side
 // is a comparison or two, cheaper to evaluate than to branch around, and without the
 // short-circuit the compiler emits a few predicated instructions and one select instead of
-// a branch per condition, per element. With 8 halves per load that decides the speed: on
-// an H200, half max went from 0.7x to 1.0x of CUB's when its combine lost its branches.
+// a branch per condition, per element. With 8 halves per load that can decide the speed:
+// during development on an H200, half max went from about 0.7x to 1.0x of CUB's when its
+// combine lost its branches (a single measurement, not kept in docs/results; rewrite one
+// combine with || and && and run reduce_ops --op max --type half to see it again).
 template <typename T>
 __host__ __device__ inline bool above(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) {

@@ -22,6 +22,9 @@
 #   large      large_sizes.txt, large_sizes.csv   reduce_all at 2^32 + 5 int and float (input
 #                                  made on the GPU, timed), and too_large.txt: what a request
 #                                  larger than the GPU gets
+#   ops        ops.csv, nan_table.txt, library_float.csv   reduce_ops --op all --type all at 2^20 ... 2^28
+#                                  against CUB, its NaN table, and reduce_all's float sweep with the
+#                                  library stages (docs/10-your-own-reduction.md)
 #   plot       docs/img/sweep.png  from the sweeps (needs matplotlib)
 # and always environment.txt (environment_PARTS.txt for some parts only): GPU, driver,
 # CUDA, commit, date.
@@ -29,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs/results}
 shift || true
-parts=${*:-readme results targets rounding sweeps profiles legacy explain sass timeline launches latency large plot}
+parts=${*:-readme results targets rounding sweeps profiles legacy explain sass timeline launches latency large ops plot}
 bin=build/release/bin
 [[ -x $bin/reduce_all ]] || { echo "reproduce_results.sh: $bin/reduce_all not found: build first (README.md)" >&2; exit 3; }
 mkdir -p "$out"
@@ -196,6 +199,16 @@ if wanted large; then
         done
     } >"$out/too_large.txt" 2>&1
     cat "$out/too_large.txt"
+fi
+
+if wanted ops; then
+    if [[ -x $bin/reduce_ops ]]; then
+        $bin/reduce_ops --nan-table >"$out/nan_table.txt"
+        $bin/reduce_ops --op all --type all --sizes 2^20:2^28 --csv >"$out/ops.csv"
+        $bin/reduce_all --sweep 2^20:2^28 --type float --no-baseline --csv >"$out/library_float.csv"
+    else
+        echo "reduce_ops not built (ops/): no ops part"
+    fi
 fi
 
 if wanted plot; then

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -366,20 +365,10 @@ std::string wait_for_unique_id(const std::string& path, int ranks, const std::st
     std::string found;  // what the file held, when it was not for this job
     for (;;) {
         if (const auto file = read_id_file(path)) {
-            std::error_code error;
-            const auto written = std::filesystem::last_write_time(path, error);
-            const auto age = std::chrono::duration_cast<std::chrono::seconds>(
-                std::filesystem::file_time_type::clock::now() - written);
-            if (!error && age > kIdFileMaxAge) {
-                found = "; " + path + " was last renewed " + std::to_string(age.count()) +
-                        " s ago: left by an earlier run that stopped? (rank 0 renews it every second)";
-            } else if (file->ranks == ranks && file->job_tag == tag_word(job_tag)) {
-                return file->id_bytes;
-            } else {
-                found = "; " + path + " is for a job of " + std::to_string(file->ranks) + " ranks" +
-                        (file->job_tag == "-" ? "" : " (job " + file->job_tag + ")") +
-                        ", left from another run? rank 0 replaces it when it starts";
-            }
+            if (file->ranks == ranks && file->job_tag == tag_word(job_tag)) return file->id_bytes;
+            found = "; " + path + " is for a job of " + std::to_string(file->ranks) + " ranks" +
+                    (file->job_tag == "-" ? "" : " (job " + file->job_tag + ")") +
+                    ", left from another run? rank 0 replaces it when it starts";
         }
         if (std::chrono::steady_clock::now() >= deadline) break;
         // Polling 10 times a second costs nothing and starts the job at most 0.1 s late.
@@ -392,11 +381,6 @@ std::string wait_for_unique_id(const std::string& path, int ranks, const std::st
 }
 
 void remove_unique_id(const std::string& path) { std::remove(path.c_str()); }
-
-void refresh_unique_id(const std::string& path) {
-    std::error_code ignored;  // a failed renewal only risks a reader's timeout, with its message
-    std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now(), ignored);
-}
 
 // ---------------------------------------------------------------- NVLink multicast off
 

@@ -105,11 +105,6 @@ std::string wait_for_unique_id(const std::string& path, int ranks, const std::st
                                std::chrono::milliseconds timeout);
 // Rank 0, once every rank has joined the communicator (so every rank has read it).
 void remove_unique_id(const std::string& path);
-// Rank 0, every second while it waits for the others: the file's time is renewed, so that a
-// file older than kIdFileMaxAge was left by a run that died before removing it (say, a
-// run started by hand, where no job tag tells two runs apart) and is not taken.
-void refresh_unique_id(const std::string& path);
-constexpr std::chrono::seconds kIdFileMaxAge{10};
 
 // ---------------------------------------------------------------- NVLink multicast off
 // NVLink SHARP (NVLS) lets the NVSwitches reduce in the switch (NVLink multicast): NCCL

@@ -211,14 +211,7 @@ std::unique_ptr<Team> Team::one_rank(const ProcessLayout& layout, int device, co
         }
         init->done.set_value(ncclCommInitRank(&init->comm, ranks, id, rank));
     }).detach();
-    // Rank 0 renews the id file every second while it waits, so a reader can tell it from a
-    // file an earlier run left behind (refresh_unique_id).
-    const auto give_up = std::chrono::steady_clock::now() + timeout;
-    while (done.wait_for(std::chrono::seconds(1)) != std::future_status::ready &&
-           std::chrono::steady_clock::now() < give_up) {
-        if (layout.rank == 0) refresh_unique_id(id_file);
-    }
-    if (done.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    if (done.wait_for(timeout) != std::future_status::ready) {
         throw InitTimeout("the NCCL communicator of " + std::to_string(layout.ranks) + " ranks was not complete after " +
                           std::to_string(timeout.count()) + " s: are all " + std::to_string(layout.ranks) +
                           " ranks running, with the same --ranks and --id-file?");

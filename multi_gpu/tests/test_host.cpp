@@ -366,22 +366,6 @@ TEST(MultiGpuIdFile, AFileFromAnotherJobIsNotTakenAndTheErrorSaysSo) {
     }
 }
 
-TEST(MultiGpuIdFile, AFileNotRenewedForLongIsNotTaken) {
-    TemporaryFolder folder;
-    const std::string path = (folder.path / "nccl.id").string();
-    publish_unique_id(path, some_id(), 2, "");
-    // As if the rank 0 that wrote it had died a minute ago (a run started by hand has no job tag).
-    std::filesystem::last_write_time(path, std::filesystem::file_time_type::clock::now() - std::chrono::minutes(1));
-    try {
-        wait_for_unique_id(path, 2, "", std::chrono::milliseconds(200));
-        FAIL() << "took a stale file";
-    } catch (const BootstrapError& e) {
-        EXPECT_NE(std::string(e.what()).find("left by an earlier run"), std::string::npos) << e.what();
-    }
-    refresh_unique_id(path);  // what a live rank 0 does every second
-    EXPECT_EQ(wait_for_unique_id(path, 2, "", std::chrono::milliseconds(200)), some_id());
-}
-
 TEST(MultiGpuIdFile, AHalfWrittenOrForeignFileIsNotAnId) {
     TemporaryFolder folder;
     const std::string path = (folder.path / "nccl.id").string();

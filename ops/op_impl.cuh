@@ -168,6 +168,7 @@ OpImpl make_impl() {
         impl.square = square_of<Op>;
         impl.unfused_sum_type = op_type_of_sum_over<typename Op::Acc>();
     }
+    if constexpr (Op::kind == OpKind::ArgMax) impl.reduce_every_lane = reduce_of<ArgMaxEveryLane<In>>;
     return impl;
 }
 

@@ -32,6 +32,10 @@ struct OpImpl {
     // `squares` (n accumulators); reducing them with op_impl(Sum, unfused_sum_type) is the second.
     void (*square)(const void* in, std::size_t n, void* squares, cudaStream_t stream);
     OpType unfused_sum_type;
+    // argmax only, else nullptr: ours with every lane of every vector compared in turn
+    // (ArgMaxEveryLane), the same kernel otherwise; same workspace as reduce.
+    void (*reduce_every_lane)(const void* in, std::size_t n, void* out, void* workspace, int block,
+                              cudaStream_t stream);
 };
 
 const OpImpl& op_impl(OpKind op, OpType type);

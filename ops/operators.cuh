@@ -227,13 +227,34 @@ struct ArgMax {
         const bool tie = (a_nan & b_nan) | same(a.value, b.value);
         return b_above | (tie & (b.index < a.index)) ? b : a;
     }
-    // A whole vector load at once (the kernel calls this when an operator has it). Its lanes
-    // come in index order, so inside it the first largest needs no index at all: a lane
-    // replaces the best so far only when it ranks strictly above it (a NaN above every
-    // number, and the first NaN stays). The full combine, with its 64-bit index test, then
-    // runs once per vector instead of once per element: 8 times fewer for half.
+    // A whole vector load at once; the kernel calls this when an operator has it, and for
+    // argmax it promises one thing: each thread meets its elements in index order, so `acc`
+    // holds only elements before `first`. The first largest so far is then replaced only by a
+    // value that ranks strictly above it, and most vectors need no lane-by-lane work at all:
+    //  1. top, the vector's largest value, by max instructions alone: for half and bfloat16
+    //     three two-lane maxima (HMNMX2) and one more for 8 elements;
+    //  2. top does not rank above the best so far: nothing in the vector does; acc stays;
+    //  3. it does: the first lane equal to top is the vector's first largest (for half and
+    //     bfloat16, one two-lane comparison per pair of lanes).
+    // A NaN is equal to nothing, and -0 equals +0 but ranks below it, so for those the value
+    // does not find its lane: a vector whose top is NaN or zero takes fold_every_lane, the
+    // rule applied lane by lane (as reduce_ops' "every lane" row does for every vector).
     template <int VEC>
     __host__ __device__ static Acc fold_lanes(Acc acc, const In* lanes, std::size_t first) {
+        const In top = vector_top<VEC>(lanes);
+        const V top_value = widen(top);
+        if constexpr (std::is_floating_point_v<V>) {
+            if (is_nan(top_value) | (top_value == V(0))) return fold_every_lane<VEC>(acc, lanes, first);
+        }
+        const bool take = top_value > acc.value;  // false when acc holds a NaN: the first NaN stays
+        const unsigned lane = first_lane_of<VEC>(lanes, top);
+        return take ? Acc{top_value, first + lane} : acc;
+    }
+
+    // Every lane compared with the best so far, in order, then one full combine: exact for
+    // every input, whatever acc holds, at a dozen instructions per element.
+    template <int VEC>
+    __host__ __device__ static Acc fold_every_lane(Acc acc, const In* lanes, std::size_t first) {
         V best = widen(lanes[0]);
         int best_lane = 0;
         for (int k = 1; k < VEC; ++k) {
@@ -243,6 +264,78 @@ struct ArgMax {
             best_lane = take ? k : best_lane;
         }
         return combine(acc, {best, first + best_lane});
+    }
+
+    // The largest of the VEC lanes, NaN if any lane is NaN; the sign of a zero is not kept.
+    template <int VEC>
+    __host__ __device__ static In vector_top(const In* lanes) {
+        if constexpr (kPairs<VEC>) {
+            const auto* pairs = reinterpret_cast<const Pair*>(lanes);
+            Pair top = pairs[0];
+            for (int k = 1; k < VEC / 2; ++k) top = __hmax2_nan(top, pairs[k]);
+            return __hmax_nan(top.x, top.y);
+        } else {
+            V top = widen(lanes[0]);
+            bool nan = is_nan(top);
+            for (int k = 1; k < VEC; ++k) {
+                const V v = widen(lanes[k]);
+                nan = nan | is_nan(v);
+                if constexpr (std::is_floating_point_v<V>) top = cuda::std::fmax(top, v);  // one FMNMX; skips NaN
+                else top = v > top ? v : top;
+            }
+            if (nan) top = cuda::std::numeric_limits<V>::quiet_NaN();
+            return static_cast<In>(top);
+        }
+    }
+
+    // The first lane equal to top, a value of one of the lanes (not NaN, and not zero for
+    // floating point).
+    template <int VEC>
+    __host__ __device__ static unsigned first_lane_of(const In* lanes, In top) {
+        if constexpr (kPairs<VEC>) {
+            const auto* pairs = reinterpret_cast<const Pair*>(lanes);
+            const Pair both{top, top};
+            unsigned equal[VEC / 2];  // 0xFFFF in each half that equals top
+            for (int k = 0; k < VEC / 2; ++k) equal[k] = __heq2_mask(pairs[k], both);
+#ifdef __CUDA_ARCH__
+            if constexpr (VEC == 8) {
+                // One byte per lane, lane j in byte j of 64 bits: the lowest set bit is in
+                // the first equal lane.
+                const unsigned low = __byte_perm(equal[0], equal[1], 0x7531);
+                const unsigned high = __byte_perm(equal[2], equal[3], 0x7531);
+                return (__ffsll(static_cast<long long>((static_cast<unsigned long long>(high) << 32) | low)) - 1) / 8;
+            }
+#endif
+            unsigned lane = VEC - 1;
+            for (int k = VEC / 2 - 1; k >= 0; --k) {
+                lane = (equal[k] & 0xFFFF0000u) ? 2 * k + 1 : lane;
+                lane = (equal[k] & 0x0000FFFFu) ? 2 * k : lane;
+            }
+            return lane;
+        } else {
+            unsigned lane = VEC - 1;
+            for (int k = VEC - 2; k >= 0; --k) lane = widen(lanes[k]) == widen(top) ? k : lane;
+            return lane;
+        }
+    }
+
+  private:
+    // half and bfloat16 vectors are compared two lanes per instruction, as __half2 or
+    // __nv_bfloat162.
+    template <int VEC>
+    static constexpr bool kPairs = sizeof(In) == 2 && std::is_floating_point_v<V> && VEC % 2 == 0;
+    using Pair = std::conditional_t<std::is_same_v<In, __half>, __half2, __nv_bfloat162>;
+};
+
+// argmax as this kernel first ran it: fold_every_lane on every vector. reduce_ops times it
+// beside ArgMax (the rows "every_lane"), so that what comparing the vector's top first saves
+// is measured, not assumed.
+template <typename InT>
+struct ArgMaxEveryLane : ArgMax<InT> {
+    using Acc = typename ArgMax<InT>::Acc;
+    template <int VEC>
+    __host__ __device__ static Acc fold_lanes(Acc acc, const InT* lanes, std::size_t first) {
+        return ArgMax<InT>::template fold_every_lane<VEC>(acc, lanes, first);
     }
 };
 

@@ -156,18 +156,18 @@ std::vector<OpRecord> bench_op(OpKind op, OpType type, std::size_t n, std::uint6
     const std::string label = std::string(op_name(op)) + " " + std::string(op_type_name(type)) + " n=" + count_text(n);
     std::vector<OpRecord> records;
 
-    {  // ours
+    // Ours, or a variant of ours with the same workspace: one launch per run.
+    using Reduce = void (*)(const void*, std::size_t, void*, void*, int, cudaStream_t);
+    const auto time_ours = [&](const std::string& name, const std::string& call, Reduce reduce) {
         DeviceBuffer<unsigned char> workspace = zeroed(impl.workspace_bytes(n, context.block), context.stream);
-        OpRecord r = new_record(impl, "ours", impl.kernel, n, context.block, context);
-        finish_record(r, time_runs(label + " ours", context.warmup, context.iters, context.flusher, context.stream,
+        OpRecord r = new_record(impl, name, call, n, context.block, context);
+        finish_record(r, time_runs(label + " " + name, context.warmup, context.iters, context.flusher, context.stream,
                                    prepare,
-                                   [&] {
-                                       impl.reduce(input.values, n, out.get(), workspace.get(), context.block,
-                                                   context.stream);
-                                   },
+                                   [&] { reduce(input.values, n, out.get(), workspace.get(), context.block, context.stream); },
                                    check));
         records.push_back(r);
-    }
+    };
+    time_ours("ours", impl.kernel, impl.reduce);
     {  // CUB: ask for its temporary storage, allocate it outside the timed region
         std::size_t temp_bytes = 0;
         impl.cub_reduce(nullptr, temp_bytes, input.values, n, out.get(), context.stream);
@@ -181,6 +181,9 @@ std::vector<OpRecord> bench_op(OpKind op, OpType type, std::size_t n, std::uint6
                                    },
                                    check));
         records.push_back(r);
+    }
+    if (impl.reduce_every_lane) {  // argmax, every lane compared in turn
+        time_ours("every_lane", std::string(impl.kernel) + " [every lane]", impl.reduce_every_lane);
     }
     if (impl.square) {  // sumsq unfused: x*x to memory, then our sum of it
         const OpImpl& sum = op_impl(OpKind::Sum, impl.unfused_sum_type);
@@ -278,6 +281,8 @@ int run_ops(const OpsOptions& options) {
     if (!options.csv) {
         std::cout << "\nGB/s = n x bytes per element / median time: the input, read once (2 bytes per half). x CUB: "
                      "CUB's median time / this median time, same operator and type.\n"
+                     "every_lane: argmax with each vector's lanes compared one by one, not by its largest value "
+                     "first (ops/operators.cuh).\n"
                      "unfused: sumsq as one kernel writing every x*x to memory (as the accumulator type) and a sum "
                      "reading it back; its GB/s counts the input only, to compare with the fused row.\n"
                      "check: exact, or within bound (sumsq past the accumulator's exact range, meanvar: op_data.cpp "

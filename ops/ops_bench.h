@@ -52,7 +52,7 @@ struct OpsContext {
     int block;
 };
 
-// Ours, CUB and (sumsq) the unfused way, timed on one input; x CUB filled in.
+// Ours, CUB, (argmax) ours lane by lane and (sumsq) the unfused way, timed on one input; x CUB filled in.
 std::vector<OpRecord> bench_op(OpKind op, OpType type, std::size_t n, std::uint64_t seed, OpsContext& context);
 
 // The program after its command line: the tables (or CSV); returns 0 when every result

@@ -12,7 +12,7 @@ namespace ops {
 struct OpRecord {
     std::string op;     // "argmax"
     std::string type;   // "half"
-    std::string impl;   // "ours", "cub", or "unfused" (sumsq: square to memory, then sum)
+    std::string impl;   // "ours", "cub", "every_lane" (argmax lane by lane) or "unfused" (sumsq: square to memory, then sum)
     std::string call;   // the kernel or library call: "reduce_single_pass<argmax, half>", "DeviceReduce::ArgMax"
     std::size_t n = 0;
     std::size_t bytes = 0;  // n x sizeof(element): the input, read once (the unfused path reads and writes more)

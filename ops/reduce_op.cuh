@@ -146,7 +146,9 @@ __global__ void __launch_bounds__(BLOCK)
     constexpr int VEC = 16 / sizeof(In);  // elements per 16-byte load
 
     // Head and tail: the elements before the first 16-byte aligned address, and after the
-    // last whole vector. Fewer than VEC each; the first threads of the grid take them.
+    // last whole vector. Fewer than VEC each; the first threads of the grid take them, the
+    // head before the body and the tail after it, so that every thread meets its elements
+    // in index order (argmax's fold_lanes counts on that).
     const std::size_t misaligned = reinterpret_cast<std::uintptr_t>(in) / sizeof(In) % VEC;
     const std::size_t to_aligned = misaligned ? VEC - misaligned : 0;
     const std::size_t head = to_aligned < n ? to_aligned : n;
@@ -155,7 +157,6 @@ __global__ void __launch_bounds__(BLOCK)
     const std::size_t thread = blockIdx.x * std::size_t(BLOCK) + threadIdx.x;
     Acc acc = Op::identity();
     if (thread < head) acc = Op::combine(acc, Op::transform(in[thread], thread));
-    if (tail + thread < n) acc = Op::combine(acc, Op::transform(in[tail + thread], tail + thread));
 
     // The body, in tiles of kLoadsInFlight x BLOCK vectors, as in reduce7: each thread issues
     // all its loads before it combines any, so that many bytes are on their way at once.
@@ -173,6 +174,7 @@ __global__ void __launch_bounds__(BLOCK)
     for (int k = 0; k < kLoadsInFlight; ++k) {  // the last tile, when the input ends inside it
         if (i + k * BLOCK < vectors) acc = fold_vector<Op, VEC>(acc, body[i + k * BLOCK], head + (i + k * BLOCK) * VEC);
     }
+    if (tail + thread < n) acc = Op::combine(acc, Op::transform(in[tail + thread], tail + thread));
 
     acc = BlockReduce::template reduce<BLOCK, Op>(acc);
 

@@ -69,6 +69,14 @@ void expect_ok(OpKind op, const std::optional<OpValue>& got, const OpExpected& e
     EXPECT_TRUE(check.ok) << what << ": " << check.detail;
 }
 
+// argmax's "every lane" variant (ArgMaxEveryLane) behind the same OpImpl, for run_ours.
+std::optional<OpImpl> every_lane_impl(const OpImpl& impl) {
+    if (!impl.reduce_every_lane) return std::nullopt;
+    OpImpl variant = impl;
+    variant.reduce = impl.reduce_every_lane;
+    return variant;
+}
+
 // ---------------------------------------------------------------- every op x type x size x block
 struct ExactCase {
     OpKind op;
@@ -117,6 +125,9 @@ TEST_P(OpExact, MatchesTheHostReference) {
     if (results[0] && results[1]) {  // a fixed order of operations: the same bits every run
         EXPECT_EQ(check_op(c.op, *results[0], p.expected).bits, check_op(c.op, *results[1], p.expected).bits);
     }
+    if (const auto variant = every_lane_impl(impl)) {
+        expect_ok(c.op, run_ours(*variant, p.input.values, c.n, c.block).front(), p.expected, "every lane");
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpExact, testing::ValuesIn(exact_cases()), [](const auto& info) {
@@ -156,7 +167,11 @@ TEST_P(OpMisaligned, MatchesTheHostReference) {
     const MisalignedCase& c = GetParam();
     const Prepared& p = prepared(c.op, c.type, c.n, c.offset);
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p.input.values) % 256, c.offset * op_type_size(c.type));
-    expect_ok(c.op, run_ours(op_impl(c.op, c.type), p.input.values, c.n, 256).front(), p.expected, "ours");
+    const OpImpl& impl = op_impl(c.op, c.type);
+    expect_ok(c.op, run_ours(impl, p.input.values, c.n, 256).front(), p.expected, "ours");
+    if (const auto variant = every_lane_impl(impl)) {
+        expect_ok(c.op, run_ours(*variant, p.input.values, c.n, 256).front(), p.expected, "every lane");
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpMisaligned, testing::ValuesIn(misaligned_cases()), [](const auto& info) {
@@ -247,12 +262,69 @@ TEST_P(OpSpecial, MatchesTheHostReference) {
     const OpData data = special_data(c);
     const DeviceOpInput input = make_op_input(c.type, c.n, data);
     const OpExpected expected = host_reference(c.op, c.type, c.n, data, device_sms());
-    expect_ok(c.op, run_ours(op_impl(c.op, c.type), input.values, c.n, 256).front(), expected, "ours");
+    const OpImpl& impl = op_impl(c.op, c.type);
+    expect_ok(c.op, run_ours(impl, input.values, c.n, 256).front(), expected, "ours");
+    if (const auto variant = every_lane_impl(impl)) {
+        expect_ok(c.op, run_ours(*variant, input.values, c.n, 256).front(), expected, "every lane");
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpSpecial, testing::ValuesIn(special_cases()), [](const auto& info) {
     const SpecialCase& c = info.param;
     return case_prefix(c.op, c.type) + "_" + plant_name(c.plant) + "_" + where_name(c.where) + "_n" +
+           std::to_string(c.n);
+});
+
+// ---------------------------------------------------------------- argmax among dense ties
+// Values in {-2, -1, 1, 2}: nearly every vector holds its top more than once, and the
+// maximum 2 a quarter of all elements, so the index depends on finding the first equal lane
+// in each vector (the pairwise masks for half and bfloat16) and on the tree's tie rule.
+// Floating point also with zeros planted: the vectors that take the lane-by-lane path.
+struct DenseTieCase {
+    OpType type;
+    std::size_t n;
+    bool zeros;
+};
+
+std::vector<DenseTieCase> dense_tie_cases() {
+    std::vector<DenseTieCase> cases;
+    for (OpType type : kAllTypes) {
+        for (std::size_t n : {std::size_t{67}, std::size_t{65537}, (std::size_t{1} << 20) + 1}) {
+            cases.push_back({type, n, false});
+            if (is_floating(type)) cases.push_back({type, n, true});
+        }
+    }
+    return cases;
+}
+
+class ArgMaxDenseTies : public testing::TestWithParam<DenseTieCase> {};
+
+TEST_P(ArgMaxDenseTies, NamesTheFirst) {
+    SKIP_WITHOUT_GPU();
+    const DenseTieCase& c = GetParam();
+    OpData data = op_data(OpKind::ArgMax, c.type, c.n, /*seed=*/c.n + 17);
+    data.magnitude = 2;
+    if (c.zeros) {  // every value negative, then zeros: -0 first, +0 (the maximum) after it
+        data.all_negative = true;
+        plant(data, c.type, 5, Special::MinusZero);
+        plant(data, c.type, 6, Special::MinusZero);
+        plant(data, c.type, c.n / 2, Special::PlusZero);
+        plant(data, c.type, c.n - 1, Special::PlusZero);
+    }
+    const DeviceOpInput input = make_op_input(c.type, c.n, data);
+    const OpExpected expected = host_reference(OpKind::ArgMax, c.type, c.n, data, device_sms());
+    const OpImpl& impl = op_impl(OpKind::ArgMax, c.type);
+    for (int block : {128, 1024}) {
+        expect_ok(OpKind::ArgMax, run_ours(impl, input.values, c.n, block).front(), expected,
+                  "block " + std::to_string(block));
+        expect_ok(OpKind::ArgMax, run_ours(*every_lane_impl(impl), input.values, c.n, block).front(), expected,
+                  "every lane, block " + std::to_string(block));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, ArgMaxDenseTies, testing::ValuesIn(dense_tie_cases()), [](const auto& info) {
+    const DenseTieCase& c = info.param;
+    return case_prefix(OpKind::ArgMax, c.type) + "_dense_ties" + (c.zeros ? "_zeros" : "") + "_n" +
            std::to_string(c.n);
 });
 

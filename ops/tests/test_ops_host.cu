@@ -278,25 +278,35 @@ TEST(OpsArgMax, FirstLargestOrFirstNaNInAnyTree) {
     }
 }
 
-// The kernel's way: vectors of VEC elements through fold_lanes (no index comparisons
-// inside a vector), then combined one after another.
-template <int VEC>
+// The kernel's way: vectors of VEC elements through fold_lanes, in index order, then the
+// rest one by one. Op is ArgMax (the vector's top first) or ArgMaxEveryLane.
+template <typename Op, int VEC>
 unsigned long long argmax_by_vectors(const std::vector<float>& values) {
-    auto acc = ArgMax<float>::identity();
+    using In = typename Op::In;
+    std::vector<In> x;
+    for (float v : values) x.push_back(static_cast<In>(v));  // small integers, zeros, NaN: exact in every type
+    auto acc = Op::identity();
     std::size_t i = 0;
-    for (; i + VEC <= values.size(); i += VEC) acc = ArgMax<float>::fold_lanes<VEC>(acc, values.data() + i, i);
-    for (; i < values.size(); ++i) acc = ArgMax<float>::combine(acc, ArgMax<float>::transform(values[i], i));
+    for (; i + VEC <= x.size(); i += VEC) acc = Op::template fold_lanes<VEC>(acc, x.data() + i, i);
+    for (; i < x.size(); ++i) acc = Op::combine(acc, Op::transform(x[i], i));
     return acc.index;
 }
 
-TEST(OpsArgMax, VectorFoldKeepsTheFirst) {
+template <typename In>
+void expect_vector_folds_keep_the_first(std::uint64_t seed) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
-    std::mt19937_64 rng(13);
+    std::mt19937_64 rng(seed);
     for (int trial = 0; trial < 2000; ++trial) {
         std::vector<float> values(1 + rng() % 40);
+        // Half the trials (and every one for integers) without NaN and zeros.
+        const unsigned kinds = trial % 2 && !std::is_integral_v<In> ? 16 : 5;
         for (float& v : values) {
-            const unsigned r = rng() % 16;
-            v = r == 0 ? nan : r == 1 ? -0.0f : r == 2 ? 0.0f : static_cast<float>(static_cast<int>(r % 5) - 2);
+            const unsigned r = rng() % kinds;
+            v = kinds == 5      ? static_cast<float>(static_cast<int>(r) - 2)
+                : r == 0        ? (rng() % 2 ? nan : -nan)
+                : r == 1 ? -0.0f
+                : r == 2 ? 0.0f
+                         : static_cast<float>(static_cast<int>(r % 5) - 2);
         }
         unsigned long long first = 0;  // the first NaN, else the first largest (+0 above -0)
         for (std::size_t i = 1; i < values.size(); ++i) {
@@ -304,10 +314,19 @@ TEST(OpsArgMax, VectorFoldKeepsTheFirst) {
             if (a != a) break;
             if (b != b || b > a || (b == a && std::signbit(a) && !std::signbit(b))) first = i;
         }
-        ASSERT_EQ(argmax_by_vectors<2>(values), first) << trial;
-        ASSERT_EQ(argmax_by_vectors<4>(values), first) << trial;
-        ASSERT_EQ(argmax_by_vectors<8>(values), first) << trial;
+        ASSERT_EQ((argmax_by_vectors<ArgMax<In>, 2>(values)), first) << trial;
+        ASSERT_EQ((argmax_by_vectors<ArgMax<In>, 4>(values)), first) << trial;
+        ASSERT_EQ((argmax_by_vectors<ArgMax<In>, 8>(values)), first) << trial;
+        ASSERT_EQ((argmax_by_vectors<ArgMaxEveryLane<In>, 8>(values)), first) << trial;
     }
+}
+
+TEST(OpsArgMax, VectorFoldKeepsTheFirst) {
+    expect_vector_folds_keep_the_first<float>(13);
+    expect_vector_folds_keep_the_first<double>(14);
+    expect_vector_folds_keep_the_first<__half>(15);
+    expect_vector_folds_keep_the_first<__nv_bfloat16>(16);
+    expect_vector_folds_keep_the_first<int>(17);
 }
 
 TEST(OpsArgMax, ManyTiesOnIntegers) {

@@ -179,7 +179,7 @@ std::string usage_text(const ProgramSpec& spec) {
     if (spec.sweep) {
         out << "  --sweep FROM:TO   run every size 2^K from FROM to TO (powers of two, e.g. 2^10:2^28)\n";
     }
-    out << "  --help            this text\n\n"
+    out << spec.more_options << "  --help            this text\n\n"
         << "exit status: 0 all results verified, 1 a result failed verification, 2 usage error,\n"
         << "3 CUDA or runtime error\n";
     return out.str();

@@ -99,6 +99,7 @@ struct ProgramSpec {
     bool running_sum = false;        // --running-sum
     bool explain = false;            // --explain
     bool sweep = false;              // --sweep
+    std::string more_options;        // --help lines for options the program handles itself
 };
 
 // Thrown for any bad command line; the message is one line, ready for stderr.

@@ -22,9 +22,11 @@
 #   large      large_sizes.txt, large_sizes.csv   reduce_all at 2^32 + 5 int and float (input
 #                                  made on the GPU, timed), and too_large.txt: what a request
 #                                  larger than the GPU gets
-#   ops        ops.csv, nan_table.txt, library_float.csv   reduce_ops --op all --type all at 2^20 ... 2^28
-#                                  against CUB, its NaN table, and reduce_all's float sweep with the
-#                                  library stages (docs/10-your-own-reduction.md)
+#   ops        ops.csv, ops_repeats.csv, nan_table.txt, library_float.csv, runner_op.txt,
+#                                  ops_profiles.txt   reduce_ops --op all --type all at 2^20 ... 2^28
+#                                  against CUB (three runs), its NaN table, reduce_all's float sweep
+#                                  with the library stages, reduce_all --op, and Nsight Compute's
+#                                  counters for argmax (docs/10-your-own-reduction.md)
 #   plot       docs/img/sweep.png  from the sweeps (needs matplotlib)
 # and always environment.txt (environment_PARTS.txt for some parts only): GPU, driver,
 # CUDA, commit, date.
@@ -205,7 +207,27 @@ if wanted ops; then
     if [[ -x $bin/reduce_ops ]]; then
         $bin/reduce_ops --nan-table >"$out/nan_table.txt"
         $bin/reduce_ops --op all --type all --sizes 2^20:2^28 --csv >"$out/ops.csv"
+        # Two more runs of the whole comparison, for the run-to-run spread of x CUB; the
+        # first column says which (ops.csv is repetition 1).
+        rm -f "$out/ops_repeats.csv"
+        for repetition in 2 3; do
+            $bin/reduce_ops --op all --type all --sizes 2^20:2^28 --csv |
+                awk -v r=$repetition 'NR == 1 { print "repetition," $0; next } { print r "," $0 }' >"$out/ops_repeat.tmp"
+            if [[ -s $out/ops_repeats.csv ]]; then tail -n +2 "$out/ops_repeat.tmp" >>"$out/ops_repeats.csv"
+            else mv "$out/ops_repeat.tmp" "$out/ops_repeats.csv"; fi
+        done
+        rm -f "$out/ops_repeat.tmp"
         $bin/reduce_all --sweep 2^20:2^28 --type float --no-baseline --csv >"$out/library_float.csv"
+        run $bin/reduce_all --op argmax --type half,float --n 2^28 >"$out/runner_op.txt"
+        if command -v ncu >/dev/null; then
+            for profile in "argmax half 2^28" "argmax bfloat16 2^28" "argmax float 2^22" "max half 2^28"; do
+                # shellcheck disable=SC2086  # $profile is the script's three arguments
+                run scripts/profile_ops.sh $profile
+                echo
+            done >"$out/ops_profiles.txt"
+        else
+            echo "ncu not found: no ops_profiles.txt"
+        fi
     else
         echo "reduce_ops not built (ops/): no ops part"
     fi

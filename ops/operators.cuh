@@ -56,6 +56,13 @@ __host__ __device__ inline widened_t<In> widen(In x) {
     else return x;
 }
 
+// half and bfloat16 two at a time: a 16-byte load holds 4 pairs, and one instruction (HMNMX2
+// for a maximum, HSET2 for a comparison) handles both lanes of a pair.
+template <typename In>
+constexpr bool is_two_byte_float = std::is_same_v<In, __half> || std::is_same_v<In, __nv_bfloat16>;
+template <typename In>
+using pair_of = std::conditional_t<std::is_same_v<In, __half>, __half2, __nv_bfloat162>;
+
 // ---------------------------------------------------------------- NaN, zeros and order
 // NaN is the one value not equal to itself. (The build has no fast-math flag, which would
 // assume that NaN never occurs and delete this test.)
@@ -194,6 +201,23 @@ struct AbsMax {
         }
     }
     __host__ __device__ static Acc combine(Acc a, Acc b) { return Max<Acc>::combine(a, b); }
+    // A whole vector load at once (the kernel calls this when an operator has it). For half
+    // and bfloat16, |x| and the maximum two lanes per instruction, in the element type: an
+    // absolute value clears the sign bit of both lanes, and __hmax2_nan keeps a NaN; one
+    // conversion to float per vector instead of per element. (|x| has no -0 to rank.)
+    template <int VEC>
+    __host__ __device__ static Acc fold_lanes(Acc acc, const In* lanes, std::size_t first) {
+        if constexpr (is_two_byte_float<In> && VEC % 2 == 0) {
+            using Pair = pair_of<In>;
+            const auto* pairs = reinterpret_cast<const Pair*>(lanes);
+            Pair top = __habs2(pairs[0]);
+            for (int k = 1; k < VEC / 2; ++k) top = __hmax2_nan(top, __habs2(pairs[k]));
+            return combine(acc, widen(__hmax_nan(top.x, top.y)));
+        } else {
+            for (int k = 0; k < VEC; ++k) acc = combine(acc, transform(lanes[k], first + k));
+            return acc;
+        }
+    }
 };
 
 // argmax's partial result: a value and where it was.
@@ -270,8 +294,8 @@ struct ArgMax {
     template <int VEC>
     __host__ __device__ static In vector_top(const In* lanes) {
         if constexpr (kPairs<VEC>) {
-            const auto* pairs = reinterpret_cast<const Pair*>(lanes);
-            Pair top = pairs[0];
+            const auto* pairs = reinterpret_cast<const pair_of<In>*>(lanes);
+            pair_of<In> top = pairs[0];
             for (int k = 1; k < VEC / 2; ++k) top = __hmax2_nan(top, pairs[k]);
             return __hmax_nan(top.x, top.y);
         } else {
@@ -293,8 +317,8 @@ struct ArgMax {
     template <int VEC>
     __host__ __device__ static unsigned first_lane_of(const In* lanes, In top) {
         if constexpr (kPairs<VEC>) {
-            const auto* pairs = reinterpret_cast<const Pair*>(lanes);
-            const Pair both{top, top};
+            const auto* pairs = reinterpret_cast<const pair_of<In>*>(lanes);
+            const pair_of<In> both{top, top};
             unsigned equal[VEC / 2];  // 0xFFFF in each half that equals top
             for (int k = 0; k < VEC / 2; ++k) equal[k] = __heq2_mask(pairs[k], both);
 #ifdef __CUDA_ARCH__
@@ -320,11 +344,8 @@ struct ArgMax {
     }
 
   private:
-    // half and bfloat16 vectors are compared two lanes per instruction, as __half2 or
-    // __nv_bfloat162.
     template <int VEC>
-    static constexpr bool kPairs = sizeof(In) == 2 && std::is_floating_point_v<V> && VEC % 2 == 0;
-    using Pair = std::conditional_t<std::is_same_v<In, __half>, __half2, __nv_bfloat162>;
+    static constexpr bool kPairs = is_two_byte_float<In> && VEC % 2 == 0;
 };
 
 // argmax as this kernel first ran it: fold_every_lane on every vector. reduce_ops times it

@@ -329,6 +329,38 @@ TEST(OpsArgMax, VectorFoldKeepsTheFirst) {
     expect_vector_folds_keep_the_first<int>(17);
 }
 
+// absmax of half and bfloat16 folds a vector two lanes at a time (|x| and __hmax2_nan);
+// it must give what the element-by-element combine gives, NaN, infinities and zeros included.
+template <typename In>
+void expect_absmax_pairs_match_lanes(std::uint64_t seed) {
+    const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                              std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                              0.0f, -0.0f};
+    std::mt19937_64 rng(seed);
+    for (int trial = 0; trial < 5000; ++trial) {
+        In lanes[8];
+        for (In& x : lanes) {
+            const unsigned r = rng() % 20;
+            x = static_cast<In>(r < 6 && trial % 3 == 0 ? specials[r] : static_cast<float>(static_cast<int>(r) - 10));
+        }
+        const float before = trial % 2 ? 3.0f : 0.0f;  // acc from earlier vectors
+        float by_lanes = before;
+        for (int k = 0; k < 8; ++k) by_lanes = AbsMax<In>::combine(by_lanes, AbsMax<In>::transform(lanes[k], k));
+        const float by_pairs = AbsMax<In>::template fold_lanes<8>(before, lanes, 0);
+        if (std::isnan(by_lanes)) {
+            ASSERT_TRUE(std::isnan(by_pairs)) << trial;
+        } else {
+            ASSERT_EQ(by_pairs, by_lanes) << trial;
+            ASSERT_FALSE(std::signbit(by_pairs)) << trial;
+        }
+    }
+}
+
+TEST(OpsAbsMax, PairsMatchLanes) {
+    expect_absmax_pairs_match_lanes<__half>(21);
+    expect_absmax_pairs_match_lanes<__nv_bfloat16>(22);
+}
+
 TEST(OpsArgMax, ManyTiesOnIntegers) {
     std::mt19937_64 rng(11);
     for (int trial = 0; trial < 50; ++trial) {

@@ -63,6 +63,27 @@ constexpr bool is_two_byte_float = std::is_same_v<In, __half> || std::is_same_v<
 template <typename In>
 using pair_of = std::conditional_t<std::is_same_v<In, __half>, __half2, __nv_bfloat162>;
 
+// The largest (or smallest, or largest |x|) of VEC half or bfloat16 lanes, two lanes per
+// instruction: VEC/2 - 1 pairwise steps, then one across the last pair. The _nan forms
+// return NaN when either input is NaN, as Max and Min do; the sign of a zero result is
+// not specified (an operator that ranks -0 below +0 must look at zeros lane by lane).
+enum class Extreme { Max, Min, AbsMax };
+template <Extreme E, int VEC, typename In>
+__host__ __device__ inline In extreme_of_pairs(const In* lanes) {
+    const auto* pairs = reinterpret_cast<const pair_of<In>*>(lanes);
+    const auto load = [&](int k) {
+        if constexpr (E == Extreme::AbsMax) return __habs2(pairs[k]);  // clears both sign bits
+        else return pairs[k];
+    };
+    pair_of<In> top = load(0);
+    for (int k = 1; k < VEC / 2; ++k) {
+        if constexpr (E == Extreme::Min) top = __hmin2_nan(top, load(k));
+        else top = __hmax2_nan(top, load(k));
+    }
+    if constexpr (E == Extreme::Min) return __hmin_nan(top.x, top.y);
+    else return __hmax_nan(top.x, top.y);
+}
+
 // ---------------------------------------------------------------- NaN, zeros and order
 // NaN is the one value not equal to itself. (The build has no fast-math flag, which would
 // assume that NaN never occurs and delete this test.)
@@ -159,6 +180,18 @@ struct Max {
             return a > b ? a : b;
         }
     }
+    // A whole vector load at once (the kernel calls this when an operator has it). half and
+    // bfloat16: the vector's maximum two lanes per instruction, one conversion to float; a
+    // zero maximum goes lane by lane, since which zero it is matters.
+    template <int VEC>
+    __host__ __device__ static Acc fold_lanes(Acc acc, const In* lanes, std::size_t first) {
+        if constexpr (is_two_byte_float<In> && VEC % 2 == 0) {
+            const Acc top = widen(extreme_of_pairs<Extreme::Max, VEC>(lanes));
+            if (top != Acc(0)) return combine(acc, top);
+        }
+        for (int k = 0; k < VEC; ++k) acc = combine(acc, transform(lanes[k], first + k));
+        return acc;
+    }
 };
 
 // The smallest value: the mirror of Max, -0 below +0; a NaN still wins (it is not "small").
@@ -176,6 +209,16 @@ struct Min {
         } else {
             return a < b ? a : b;
         }
+    }
+    // As Max's: the vector's minimum two lanes per instruction for half and bfloat16.
+    template <int VEC>
+    __host__ __device__ static Acc fold_lanes(Acc acc, const In* lanes, std::size_t first) {
+        if constexpr (is_two_byte_float<In> && VEC % 2 == 0) {
+            const Acc bottom = widen(extreme_of_pairs<Extreme::Min, VEC>(lanes));
+            if (bottom != Acc(0)) return combine(acc, bottom);
+        }
+        for (int k = 0; k < VEC; ++k) acc = combine(acc, transform(lanes[k], first + k));
+        return acc;
     }
 };
 
@@ -208,11 +251,7 @@ struct AbsMax {
     template <int VEC>
     __host__ __device__ static Acc fold_lanes(Acc acc, const In* lanes, std::size_t first) {
         if constexpr (is_two_byte_float<In> && VEC % 2 == 0) {
-            using Pair = pair_of<In>;
-            const auto* pairs = reinterpret_cast<const Pair*>(lanes);
-            Pair top = __habs2(pairs[0]);
-            for (int k = 1; k < VEC / 2; ++k) top = __hmax2_nan(top, __habs2(pairs[k]));
-            return combine(acc, widen(__hmax_nan(top.x, top.y)));
+            return combine(acc, widen(extreme_of_pairs<Extreme::AbsMax, VEC>(lanes)));
         } else {
             for (int k = 0; k < VEC; ++k) acc = combine(acc, transform(lanes[k], first + k));
             return acc;
@@ -243,6 +282,7 @@ struct ArgMax {
     using V = widened_t<In>;
     using Acc = ValueIndex<V>;
     static constexpr OpKind kind = OpKind::ArgMax;
+    static constexpr bool kFoldNeedsIndexOrder = true;  // see fold_lanes
     __host__ __device__ static Acc identity() { return {lowest_value<V>(), kNoIndex}; }
     __host__ __device__ static Acc transform(In x, std::size_t i) { return {widen(x), i}; }
     __host__ __device__ static Acc combine(Acc a, Acc b) {
@@ -294,10 +334,7 @@ struct ArgMax {
     template <int VEC>
     __host__ __device__ static In vector_top(const In* lanes) {
         if constexpr (kPairs<VEC>) {
-            const auto* pairs = reinterpret_cast<const pair_of<In>*>(lanes);
-            pair_of<In> top = pairs[0];
-            for (int k = 1; k < VEC / 2; ++k) top = __hmax2_nan(top, pairs[k]);
-            return __hmax_nan(top.x, top.y);
+            return extreme_of_pairs<Extreme::Max, VEC>(lanes);
         } else {
             V top = widen(lanes[0]);
             bool nan = is_nan(top);

@@ -220,7 +220,7 @@ if wanted ops; then
         $bin/reduce_all --sweep 2^20:2^28 --type float --no-baseline --csv >"$out/library_float.csv"
         run $bin/reduce_all --op argmax --type half,float --n 2^28 >"$out/runner_op.txt"
         if command -v ncu >/dev/null; then
-            for profile in "argmax half 2^28" "argmax bfloat16 2^28" "argmax float 2^22" "absmax half 2^24"; do
+            for profile in "argmax half 2^28" "argmax bfloat16 2^28" "argmax float 2^22" "absmax half 2^24" "min half 2^26"; do
                 # shellcheck disable=SC2086  # $profile is the script's three arguments
                 run scripts/profile_ops.sh $profile
                 echo

@@ -329,10 +329,12 @@ TEST(OpsArgMax, VectorFoldKeepsTheFirst) {
     expect_vector_folds_keep_the_first<int>(17);
 }
 
-// absmax of half and bfloat16 folds a vector two lanes at a time (|x| and __hmax2_nan);
-// it must give what the element-by-element combine gives, NaN, infinities and zeros included.
-template <typename In>
-void expect_absmax_pairs_match_lanes(std::uint64_t seed) {
+// max, min and absmax of half and bfloat16 fold a vector two lanes at a time
+// (extreme_of_pairs); each must give what its element-by-element combine gives, bit for
+// bit, NaN, infinities and both zeros included.
+template <template <typename> class OpT, typename In>
+void expect_pairs_match_lanes(std::uint64_t seed) {
+    using Op = OpT<In>;
     const float specials[] = {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
                               std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
                               0.0f, -0.0f};
@@ -341,24 +343,33 @@ void expect_absmax_pairs_match_lanes(std::uint64_t seed) {
         In lanes[8];
         for (In& x : lanes) {
             const unsigned r = rng() % 20;
-            x = static_cast<In>(r < 6 && trial % 3 == 0 ? specials[r] : static_cast<float>(static_cast<int>(r) - 10));
+            // a third of the trials with specials; some with zeros and negative values only
+            const bool special = r < 6 && trial % 3 == 0;
+            const float plain = trial % 3 == 1 ? (r % 2 ? 0.0f : -0.0f) - static_cast<float>(r % 3)
+                                               : static_cast<float>(static_cast<int>(r) - 10);
+            x = static_cast<In>(special ? specials[r] : plain);
         }
-        const float before = trial % 2 ? 3.0f : 0.0f;  // acc from earlier vectors
+        const float earlier[] = {3.0f, 0.0f, -0.0f, -5.0f};  // acc from earlier vectors
+        const float before = earlier[trial % 4];
         float by_lanes = before;
-        for (int k = 0; k < 8; ++k) by_lanes = AbsMax<In>::combine(by_lanes, AbsMax<In>::transform(lanes[k], k));
-        const float by_pairs = AbsMax<In>::template fold_lanes<8>(before, lanes, 0);
+        for (int k = 0; k < 8; ++k) by_lanes = Op::combine(by_lanes, Op::transform(lanes[k], k));
+        const float by_pairs = Op::template fold_lanes<8>(before, lanes, 0);
         if (std::isnan(by_lanes)) {
             ASSERT_TRUE(std::isnan(by_pairs)) << trial;
         } else {
             ASSERT_EQ(by_pairs, by_lanes) << trial;
-            ASSERT_FALSE(std::signbit(by_pairs)) << trial;
+            ASSERT_EQ(std::signbit(by_pairs), std::signbit(by_lanes)) << trial;
         }
     }
 }
 
-TEST(OpsAbsMax, PairsMatchLanes) {
-    expect_absmax_pairs_match_lanes<__half>(21);
-    expect_absmax_pairs_match_lanes<__nv_bfloat16>(22);
+TEST(OpsPairs, MaxMinAbsMaxMatchTheLanes) {
+    expect_pairs_match_lanes<Max, __half>(21);
+    expect_pairs_match_lanes<Max, __nv_bfloat16>(22);
+    expect_pairs_match_lanes<Min, __half>(23);
+    expect_pairs_match_lanes<Min, __nv_bfloat16>(24);
+    expect_pairs_match_lanes<AbsMax, __half>(25);
+    expect_pairs_match_lanes<AbsMax, __nv_bfloat16>(26);
 }
 
 TEST(OpsArgMax, ManyTiesOnIntegers) {

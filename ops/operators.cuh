@@ -146,6 +146,20 @@ __host__ __device__ constexpr T additive_identity() {
 
 // ---------------------------------------------------------------- the operators
 
+// Max's and Min's fold of one vector load. half and bfloat16: the vector's maximum
+// (minimum) two lanes per instruction and one conversion to float, unless it is zero:
+// then lane by lane, since which zero it is matters. Other types: lane by lane.
+template <template <typename> class OpT, Extreme E, int VEC, typename In, typename Acc>
+__host__ __device__ Acc fold_by_extreme(Acc acc, const In* lanes, std::size_t first) {
+    using Op = OpT<In>;
+    if constexpr (is_two_byte_float<In> && VEC % 2 == 0) {
+        const Acc extreme = widen(extreme_of_pairs<E, VEC>(lanes));
+        if (extreme != Acc(0)) return Op::combine(acc, extreme);
+    }
+    for (int k = 0; k < VEC; ++k) acc = Op::combine(acc, Op::transform(lanes[k], first + k));
+    return acc;
+}
+
 // The sum. int sums in int, as reduce7 does (the data keep it exact); half in float.
 template <typename InT>
 struct Sum {
@@ -180,17 +194,10 @@ struct Max {
             return a > b ? a : b;
         }
     }
-    // A whole vector load at once (the kernel calls this when an operator has it). half and
-    // bfloat16: the vector's maximum two lanes per instruction, one conversion to float; a
-    // zero maximum goes lane by lane, since which zero it is matters.
+    // A whole vector load at once (the kernel calls this when an operator has it).
     template <int VEC>
     __host__ __device__ static Acc fold_lanes(Acc acc, const In* lanes, std::size_t first) {
-        if constexpr (is_two_byte_float<In> && VEC % 2 == 0) {
-            const Acc top = widen(extreme_of_pairs<Extreme::Max, VEC>(lanes));
-            if (top != Acc(0)) return combine(acc, top);
-        }
-        for (int k = 0; k < VEC; ++k) acc = combine(acc, transform(lanes[k], first + k));
-        return acc;
+        return fold_by_extreme<Max, Extreme::Max, VEC>(acc, lanes, first);
     }
 };
 
@@ -210,15 +217,9 @@ struct Min {
             return a < b ? a : b;
         }
     }
-    // As Max's: the vector's minimum two lanes per instruction for half and bfloat16.
     template <int VEC>
     __host__ __device__ static Acc fold_lanes(Acc acc, const In* lanes, std::size_t first) {
-        if constexpr (is_two_byte_float<In> && VEC % 2 == 0) {
-            const Acc bottom = widen(extreme_of_pairs<Extreme::Min, VEC>(lanes));
-            if (bottom != Acc(0)) return combine(acc, bottom);
-        }
-        for (int k = 0; k < VEC; ++k) acc = combine(acc, transform(lanes[k], first + k));
-        return acc;
+        return fold_by_extreme<Min, Extreme::Min, VEC>(acc, lanes, first);
     }
 };
 

@@ -210,9 +210,13 @@ struct Min {
     __host__ __device__ static Acc identity() { return highest_value<Acc>(); }
     __host__ __device__ static Acc transform(In x, std::size_t) { return widen(x); }
     __host__ __device__ static Acc combine(Acc a, Acc b) {
-        // Keep a when it is NaN, smaller, or equal and -0; else b.
+        // Keep a when it is NaN, smaller, or equal and -0; else b: Max's rule on the negated
+        // values, negated back. Negation is exact (it flips the sign bit, of a NaN too).
+        // Written out as Max's mirror
+        // (`is_nan(a) | (a < b) | ((a == b) & signbit(a)) ? a : b`) the float kernel needed
+        // 36 registers instead of 32, and 6 blocks of 256 fit on an SM instead of 8.
         if constexpr (std::is_floating_point_v<Acc>) {
-            return is_nan(a) | (a < b) | ((a == b) & cuda::std::signbit(a)) ? a : b;
+            return -Max<Acc>::combine(-a, -b);
         } else {
             return a < b ? a : b;
         }

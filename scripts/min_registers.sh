@@ -27,10 +27,10 @@ grep -q 'return is_nan(a) | (a < b)' "$copy/ops/operators.cuh" || { echo "min_re
 
 csv=$out/min_ab.csv
 {
-    echo "# min and max of float and double, three runs with each form of Min::combine, one after the other;"
-    echo "# $(nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader), $(date -u '+%Y-%m-%d %H:%M UTC'), commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-    echo "variant,repetition,$(build/release/bin/reduce_ops --op min --type float --n 2^10 --iters 1 --warmup 0 --csv | head -1)"
-} >"$csv"
+    echo "min and max of float and double, three runs with each form of Min::combine, one after the other"
+    echo "$(nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader), $(date -u '+%Y-%m-%d %H:%M UTC'), commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+} >"$out/environment.txt"
+echo "variant,repetition,$(build/release/bin/reduce_ops --op min --type float --n 2^10 --iters 1 --warmup 0 --csv | head -1)" >"$csv"
 for variant in negated mirror; do
     build=build/release
     [[ $variant == mirror ]] && build=$copy/build/release

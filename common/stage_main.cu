@@ -1,5 +1,6 @@
 #include "stage_main.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <new>
@@ -193,17 +194,32 @@ int run_typed(const Program& program, const Options& options) {
 
 }  // namespace
 
+namespace {
+OperatorProgram registered_operator_program = nullptr;  // constant-initialized: safe to set from any static initializer
+}  // namespace
+
+void register_operator_program(OperatorProgram program) { registered_operator_program = program; }
+
 int run_program(int argc, char** argv, const Program& program) {
     const std::string name = program.spec.name;
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    ProgramSpec spec = program.spec;
+    if (registered_operator_program) {
+        if (std::find(args.begin(), args.end(), "--op") != args.end()) return registered_operator_program(name, args);
+        spec.more_options +=
+            "  --op OP           sum | max | min | absmax | argmax | sumsq | meanvar | all: instead of the\n"
+            "                    stages, reduce7's kernel for that operator beside CUB's (reduce_ops; with\n"
+            "                    --op, --type also takes int64, half, bfloat16; see reduce_ops --help)\n";
+    }
     Options options;
     try {
-        options = parse_options(std::vector<std::string>(argv + 1, argv + argc), program.spec);
+        options = parse_options(args, spec);
     } catch (const UsageError& e) {
         std::fprintf(stderr, "%s: %s\n", name.c_str(), e.what());
         return 2;
     }
     if (options.help) {
-        std::cout << usage_text(program.spec);
+        std::cout << usage_text(spec);
         return 0;
     }
     try {

@@ -7,22 +7,17 @@
 //   build/release/bin/reduce_all --op argmax --type half   # another operator, beside CUB's
 #include <algorithm>
 #include <string>
-#include <vector>
 
 #include "stage_main.h"
 #include "stages.h"
 #ifdef REDUCTION_HAVE_LIBRARY_STAGES
 #include "library_stages.h"  // ops/: reduce7_cg, reduce7_cub
-#include "ops_main.h"        // ops/: reduce_ops' program, for --op
 #endif
 
+// --op (another operator, or the sum over half, bfloat16 or int64) is run_program's: with
+// ops/ in the tree, ops/ops_entry.cu is linked in and hands such a command line to reduce_ops'
+// program, reduce7's kernel for that operator beside CUB's.
 int main(int argc, char** argv) {
-#ifdef REDUCTION_HAVE_LIBRARY_STAGES
-    // --op: the stages are the sum's lessons; another operator (or the sum over half,
-    // bfloat16 or int64) runs reduce7's kernel for it beside CUB's, as reduce_ops does.
-    const std::vector<std::string> args(argv + 1, argv + argc);
-    if (std::find(args.begin(), args.end(), "--op") != args.end()) return ops::ops_main("reduce_all", args);
-#endif
     Program program;
     program.stages = all_stages();
 #ifdef REDUCTION_HAVE_LIBRARY_STAGES
@@ -48,11 +43,5 @@ int main(int argc, char** argv) {
     }
     program.spec.block_owner = narrower.empty() ? "every stage" : "every stage (" + narrower + " narrow the range)";
     program.spec.sweep = true;
-#ifdef REDUCTION_HAVE_LIBRARY_STAGES
-    program.spec.more_options =
-        "  --op OP           sum | max | min | absmax | argmax | sumsq | meanvar | all: instead of the\n"
-        "                    stages, reduce7's kernel for that operator beside CUB's (reduce_ops; with\n"
-        "                    --op, --type also takes int64, half, bfloat16; see reduce_ops --help)\n";
-#endif
     return run_program(argc, argv, program);
 }

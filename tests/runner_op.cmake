@@ -1,10 +1,11 @@
-# reduce_all --op: the operator comparison, ours beside CUB, every result verified.
-# Usage: cmake -DEXE=<reduce_all> [-DMODE=unknown] -P runner_op.cmake
+# reduce_all --op and reduce7 --op: the operator comparison, ours beside CUB, every result
+# verified.
+# Usage: cmake -DEXE=<reduce_all or reduce7> -DNAME=<its name> [-DMODE=unknown] -P runner_op.cmake
 # MODE=unknown: an operator reduce_ops does not have is one line on stderr and exit
 # status 2, before any CUDA call (so it runs without a GPU too).
 if(MODE STREQUAL "unknown")
   execute_process(COMMAND ${EXE} --op median RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT status EQUAL 2 OR NOT out STREQUAL "" OR NOT err MATCHES "^reduce_all: --op takes sum [^\n]*, not 'median'\n$")
+  if(NOT status EQUAL 2 OR NOT out STREQUAL "" OR NOT err MATCHES "^${NAME}: --op takes sum [^\n]*, not 'median'\n$")
     message(FATAL_ERROR "expected exit status 2 and one line on stderr, got ${status}; stdout: ${out}; stderr: ${err}")
   endif()
   message("ok: ${err}")

@@ -315,7 +315,10 @@ struct ArgMax {
         if constexpr (std::is_floating_point_v<V>) {
             if (is_nan(top_value) | (top_value == V(0))) return fold_every_lane<VEC>(acc, lanes, first);
         }
-        const bool take = top_value > acc.value;  // false when acc holds a NaN: the first NaN stays
+        // Ranks above: false when acc holds a NaN (the first NaN stays). Or acc is still the
+        // identity, which a vector of the lowest values (all -inf, all INT_MIN) does not
+        // rank above but must replace: its index is kNoIndex, no element's.
+        const bool take = (top_value > acc.value) | (acc.index == kNoIndex);
         const unsigned lane = first_lane_of<VEC>(lanes, top);
         return take ? Acc{top_value, first + lane} : acc;
     }

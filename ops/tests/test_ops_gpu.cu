@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 
 #include "gpu_test.h"
 #include "library_stages.h"
+#include "operators.cuh"  // op_type_of
 #include "ops_bench.h"
 
 namespace {
@@ -326,6 +328,46 @@ INSTANTIATE_TEST_SUITE_P(Ops, ArgMaxDenseTies, testing::ValuesIn(dense_tie_cases
     const DenseTieCase& c = info.param;
     return case_prefix(OpKind::ArgMax, c.type) + "_dense_ties" + (c.zeros ? "_zeros" : "") + "_n" +
            std::to_string(c.n);
+});
+
+// ---------------------------------------------------------------- argmax of the lowest value only
+// Every element -inf (or INT_MIN): the identity has that value too, and the answer is 0, not
+// "none". Sizes with whole vectors (the vector fold), a tail, and a misaligned start.
+template <typename In>
+void expect_lowest_everywhere_gives_zero(In lowest) {
+    const OpImpl& impl = op_impl(OpKind::ArgMax, op_type_of<In>());
+    for (std::size_t n : {std::size_t{8}, std::size_t{64}, std::size_t{1025}, std::size_t{65537}}) {
+        for (std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+            DeviceBuffer<In> buffer(n + offset);
+            const std::vector<In> values(n + offset, lowest);
+            CUDA_CHECK(cudaMemcpy(buffer.get(), values.data(), values.size() * sizeof(In), cudaMemcpyHostToDevice));
+            for (const OpImpl& variant : {impl, *every_lane_impl(impl)}) {
+                const std::optional<OpValue> got = run_ours(variant, buffer.get() + offset, n, 256).front();
+                ASSERT_TRUE(got.has_value()) << "n " << n;
+                EXPECT_EQ(got->index, 0u) << "n " << n << ", offset " << offset;
+            }
+        }
+    }
+}
+
+class ArgMaxAllLowest : public testing::TestWithParam<OpType> {};
+
+TEST_P(ArgMaxAllLowest, GivesIndexZero) {
+    SKIP_WITHOUT_GPU();
+    const float inf = std::numeric_limits<float>::infinity();
+    switch (GetParam()) {
+        case OpType::Float32: return expect_lowest_everywhere_gives_zero<float>(-inf);
+        case OpType::Float64: return expect_lowest_everywhere_gives_zero<double>(-static_cast<double>(inf));
+        case OpType::Half: return expect_lowest_everywhere_gives_zero<__half>(__float2half(-inf));
+        case OpType::BFloat16: return expect_lowest_everywhere_gives_zero<__nv_bfloat16>(__float2bfloat16(-inf));
+        case OpType::Int32: return expect_lowest_everywhere_gives_zero<int>(std::numeric_limits<int>::lowest());
+        case OpType::Int64:
+            return expect_lowest_everywhere_gives_zero<long long>(std::numeric_limits<long long>::lowest());
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, ArgMaxAllLowest, testing::ValuesIn(kAllTypes), [](const auto& info) {
+    return case_prefix(OpKind::ArgMax, info.param) + "_all_lowest";
 });
 
 // ---------------------------------------------------------------- wrong results are caught

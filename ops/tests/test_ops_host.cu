@@ -321,6 +321,29 @@ void expect_vector_folds_keep_the_first(std::uint64_t seed) {
     }
 }
 
+// A vector of the lowest value (-inf, INT_MIN) against the identity, which has that value
+// too: the first element must be taken, in the vector fold as in the loop.
+template <typename In>
+void expect_lowest_vectors_taken() {
+    const float lowest = std::is_integral_v<In> ? static_cast<float>(std::numeric_limits<int>::lowest())
+                                                 : -std::numeric_limits<float>::infinity();
+    for (std::size_t n : {8, 16, 17, 40}) {
+        const std::vector<float> values(n, lowest);
+        ASSERT_EQ((argmax_by_vectors<ArgMax<In>, 2>(values)), 0u) << n;
+        ASSERT_EQ((argmax_by_vectors<ArgMax<In>, 4>(values)), 0u) << n;
+        ASSERT_EQ((argmax_by_vectors<ArgMax<In>, 8>(values)), 0u) << n;
+        ASSERT_EQ((argmax_by_vectors<ArgMaxEveryLane<In>, 8>(values)), 0u) << n;
+    }
+}
+
+TEST(OpsArgMax, AVectorOfTheLowestValueIsTaken) {
+    expect_lowest_vectors_taken<float>();
+    expect_lowest_vectors_taken<double>();
+    expect_lowest_vectors_taken<__half>();
+    expect_lowest_vectors_taken<__nv_bfloat16>();
+    expect_lowest_vectors_taken<int>();
+}
+
 TEST(OpsArgMax, VectorFoldKeepsTheFirst) {
     expect_vector_folds_keep_the_first<float>(13);
     expect_vector_folds_keep_the_first<double>(14);

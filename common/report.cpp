@@ -180,16 +180,22 @@ void print_table(std::ostream& out, const std::vector<Record>& records) {
         row.push_back(check_label(r));
         rows.push_back(row);
     }
-    std::vector<std::size_t> width(head.size(), 0);
+    print_aligned(out, rows, 2);  // stage and kernel read left to right
+}
+
+void print_aligned(std::ostream& out, const std::vector<std::vector<std::string>>& rows, std::size_t left_columns) {
+    std::vector<std::size_t> width;
     for (const auto& row : rows) {
+        width.resize(std::max(width.size(), row.size()), 0);
         for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
     }
     for (const auto& row : rows) {
         std::string line;
         for (std::size_t c = 0; c < row.size(); ++c) {
-            const bool left = c < 2 || c + 1 == row.size();  // names and the verdict read left to right
+            const bool last = c + 1 == row.size();
+            const bool left = c < left_columns || last;
             const std::string pad(width[c] - row[c].size(), ' ');
-            line += (c ? "  " : "") + (left ? row[c] + (c + 1 == row.size() ? "" : pad) : pad + row[c]);
+            line += (c ? "  " : "") + (left ? row[c] + (last ? "" : pad) : pad + row[c]);
         }
         out << line << "\n";
     }

@@ -59,6 +59,10 @@ std::string csv_field(const std::string& text);
 void print_header(std::ostream& out, const RunHeader& header);
 // One row per record; the %copy, xCUB and xreduce0 columns appear when any record has them.
 void print_table(std::ostream& out, const std::vector<Record>& records);
+// Rows of cells as columns two spaces apart, each as wide as its widest cell: the first
+// `left_columns` and the last left-aligned (names, the verdict), the others right-aligned
+// (numbers). The first row is the header.
+void print_aligned(std::ostream& out, const std::vector<std::vector<std::string>>& rows, std::size_t left_columns);
 void write_csv(std::ostream& out, const std::vector<Record>& records, bool with_header = true);
 void write_json(std::ostream& out, const std::vector<Record>& records);
 

@@ -337,17 +337,7 @@ void print_nan_table(std::ostream& out) {
     }
     out << "max and argmax of float inputs with NaN, infinities and signed zeros, on " << describe_device(device)
         << ", CUB " << CUB_MAJOR_VERSION << "." << CUB_MINOR_VERSION << "." << CUB_SUBMINOR_VERSION << "\n\n";
-    std::vector<std::size_t> width(rows.front().size(), 0);
-    for (const auto& row : rows) {
-        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-    }
-    for (const auto& row : rows) {
-        std::string line;
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            line += (c ? "  " : "") + row[c] + (c + 1 == row.size() ? "" : std::string(width[c] - row[c].size(), ' '));
-        }
-        out << line << "\n";
-    }
+    print_aligned(out, rows, rows.front().size());  // every column left-aligned
     out << "\nours           max: a NaN wins from either side, +0 ranks above -0 (ops/operators.cuh), on the GPU\n"
            "fmaxf fold     on the host: acc = x[0], then acc = fmaxf(acc, x[i]); fmaxf returns the other operand\n"
            "               when one is NaN (IEEE 754-2008 maxNum)\n"

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "report.h"  // common/: fixed, csv_field
+#include "report.h"  // common/: fixed, csv_field, print_aligned
 
 namespace ops {
 
 using ::csv_field;
 using ::fixed;
+using ::print_aligned;
 
 namespace {
 
@@ -45,19 +46,7 @@ void print_op_table(std::ostream& out, const std::vector<OpRecord>& records) {
         rows.push_back({r.op, r.type, r.impl, r.call, fixed(r.median_ms, 4), fixed(r.gbps, 0),
                         optional_text(r.pct_peak, 1, "%"), optional_text(r.vs_cub, 2, ""), check_label(r)});
     }
-    std::vector<std::size_t> width(rows.front().size(), 0);
-    for (const auto& row : rows) {
-        for (std::size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
-    }
-    for (const auto& row : rows) {
-        std::string line;
-        for (std::size_t c = 0; c < row.size(); ++c) {
-            const bool left = c < 4 || c + 1 == row.size();  // names and the verdict read left to right
-            const std::string pad(width[c] - row[c].size(), ' ');
-            line += (c ? "  " : "") + (left ? row[c] + (c + 1 == row.size() ? "" : pad) : pad + row[c]);
-        }
-        out << line << "\n";
-    }
+    print_aligned(out, rows, 4);  // op, type, impl and kernel read left to right
 }
 
 void write_op_csv(std::ostream& out, const std::vector<OpRecord>& records, bool with_header) {

@@ -47,6 +47,12 @@ environment=environment.txt
 wanted() { [[ " $parts " == *" $1 "* ]]; }
 # Runs a command, printing it first (as "$ command") so every file says how it was made.
 run() { echo "\$ $*"; "$@"; }
+# A command's CSV with a first column "repetition" holding $1.
+with_repetition() {
+    local repetition=$1
+    shift
+    "$@" | awk -v r="$repetition" 'NR == 1 { print "repetition," $0; next } { print r "," $0 }'
+}
 # Appends a CSV to a file, keeping only the first header.
 csv_into() {
     local file=$1
@@ -211,12 +217,9 @@ if wanted ops; then
         # first column says which (ops.csv is repetition 1).
         rm -f "$out/ops_repeats.csv"
         for repetition in 2 3; do
-            $bin/reduce_ops --op all --type all --sizes 2^20:2^28 --csv |
-                awk -v r=$repetition 'NR == 1 { print "repetition," $0; next } { print r "," $0 }' >"$out/ops_repeat.tmp"
-            if [[ -s $out/ops_repeats.csv ]]; then tail -n +2 "$out/ops_repeat.tmp" >>"$out/ops_repeats.csv"
-            else mv "$out/ops_repeat.tmp" "$out/ops_repeats.csv"; fi
+            csv_into "$out/ops_repeats.csv" with_repetition $repetition \
+                $bin/reduce_ops --op all --type all --sizes 2^20:2^28 --csv
         done
-        rm -f "$out/ops_repeat.tmp"
         $bin/reduce_all --sweep 2^20:2^28 --type float --no-baseline --csv >"$out/library_float.csv"
         run $bin/reduce_all --op argmax --type half,float --n 2^28 >"$out/runner_op.txt"
         if command -v ncu >/dev/null; then

@@ -79,6 +79,21 @@ std::optional<OpImpl> every_lane_impl(const OpImpl& impl) {
     return variant;
 }
 
+// argmax's every-lane variant on the same input, where the operator has one.
+void expect_every_lane_ok(const OpImpl& impl, const void* values, std::size_t n, int block,
+                          const OpExpected& expected, const std::string& what) {
+    if (const auto variant = every_lane_impl(impl)) {
+        expect_ok(impl.op, run_ours(*variant, values, n, block).front(), expected, "every lane" + what);
+    }
+}
+
+// Ours once, and the every-lane variant where there is one.
+void expect_ours_ok(const OpImpl& impl, const void* values, std::size_t n, int block, const OpExpected& expected,
+                    const std::string& what = "") {
+    expect_ok(impl.op, run_ours(impl, values, n, block).front(), expected, "ours" + what);
+    expect_every_lane_ok(impl, values, n, block, expected, what);
+}
+
 // ---------------------------------------------------------------- every op x type x size x block
 struct ExactCase {
     OpKind op;
@@ -127,9 +142,7 @@ TEST_P(OpExact, MatchesTheHostReference) {
     if (results[0] && results[1]) {  // a fixed order of operations: the same bits every run
         EXPECT_EQ(check_op(c.op, *results[0], p.expected).bits, check_op(c.op, *results[1], p.expected).bits);
     }
-    if (const auto variant = every_lane_impl(impl)) {
-        expect_ok(c.op, run_ours(*variant, p.input.values, c.n, c.block).front(), p.expected, "every lane");
-    }
+    expect_every_lane_ok(impl, p.input.values, c.n, c.block, p.expected, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpExact, testing::ValuesIn(exact_cases()), [](const auto& info) {
@@ -169,11 +182,7 @@ TEST_P(OpMisaligned, MatchesTheHostReference) {
     const MisalignedCase& c = GetParam();
     const Prepared& p = prepared(c.op, c.type, c.n, c.offset);
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(p.input.values) % 256, c.offset * op_type_size(c.type));
-    const OpImpl& impl = op_impl(c.op, c.type);
-    expect_ok(c.op, run_ours(impl, p.input.values, c.n, 256).front(), p.expected, "ours");
-    if (const auto variant = every_lane_impl(impl)) {
-        expect_ok(c.op, run_ours(*variant, p.input.values, c.n, 256).front(), p.expected, "every lane");
-    }
+    expect_ours_ok(op_impl(c.op, c.type), p.input.values, c.n, 256, p.expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpMisaligned, testing::ValuesIn(misaligned_cases()), [](const auto& info) {
@@ -264,11 +273,7 @@ TEST_P(OpSpecial, MatchesTheHostReference) {
     const OpData data = special_data(c);
     const DeviceOpInput input = make_op_input(c.type, c.n, data);
     const OpExpected expected = host_reference(c.op, c.type, c.n, data, device_sms());
-    const OpImpl& impl = op_impl(c.op, c.type);
-    expect_ok(c.op, run_ours(impl, input.values, c.n, 256).front(), expected, "ours");
-    if (const auto variant = every_lane_impl(impl)) {
-        expect_ok(c.op, run_ours(*variant, input.values, c.n, 256).front(), expected, "every lane");
-    }
+    expect_ours_ok(op_impl(c.op, c.type), input.values, c.n, 256, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, OpSpecial, testing::ValuesIn(special_cases()), [](const auto& info) {
@@ -315,12 +320,9 @@ TEST_P(ArgMaxDenseTies, NamesTheFirst) {
     }
     const DeviceOpInput input = make_op_input(c.type, c.n, data);
     const OpExpected expected = host_reference(OpKind::ArgMax, c.type, c.n, data, device_sms());
-    const OpImpl& impl = op_impl(OpKind::ArgMax, c.type);
     for (int block : {128, 1024}) {
-        expect_ok(OpKind::ArgMax, run_ours(impl, input.values, c.n, block).front(), expected,
-                  "block " + std::to_string(block));
-        expect_ok(OpKind::ArgMax, run_ours(*every_lane_impl(impl), input.values, c.n, block).front(), expected,
-                  "every lane, block " + std::to_string(block));
+        expect_ours_ok(op_impl(OpKind::ArgMax, c.type), input.values, c.n, block, expected,
+                       ", block " + std::to_string(block));
     }
 }
 

@@ -2,7 +2,6 @@
 
 #include <cub/device/device_reduce.cuh>
 
-#include "stats.h"
 
 namespace {
 
@@ -33,18 +32,9 @@ Record new_record(std::string stage, std::string kernel, std::string variant, co
 
 template <typename T>
 void finish_record(Record& r, const TimedRuns& runs, const DeviceInput<T>& input) {
-    const TimingStats stats = summarize(runs.ms);
-    r.runs = stats.runs;
-    r.median_ms = stats.median;
-    r.min_ms = stats.min;
-    r.max_ms = stats.max;
     // GB/s = bytes moved / median time. A reduction reads each input once and writes one
     // value, so bytes = n x sizeof(T); the copy reads and writes, so 2 n x sizeof(T).
-    r.gbps = stats.median > 0 ? r.bytes / (stats.median * 1e-3) / 1e9 : 0;
-    if (r.peak_gbps) r.pct_peak = 100.0 * r.gbps / *r.peak_gbps;
-    r.checked_runs = runs.checked;
-    r.failed_runs = runs.failed;
-    r.verified = runs.failed == 0;
+    set_timing_fields(r, runs);
     r.check = runs.failed == 0 ? (input.expected.data == InputData::Integers ? "exact" : "within bound")
                                : runs.first_failure;
     r.data = std::string(data_name(input.expected.data));

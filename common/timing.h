@@ -11,6 +11,7 @@
 
 #include "cuda_check.h"
 #include "device_buffer.h"
+#include "stats.h"
 #include "verify.h"
 
 // An H100 keeps 50 MiB in L2. Without a flush, a run over an input that fits there reads
@@ -62,6 +63,23 @@ struct TimedRuns {
     double first_value = 0;      // the first run's result
     std::set<std::uint64_t> results;  // the distinct bit patterns of every run's result
 };
+
+// A result row's timing and check fields from its runs: runs, median, min and max (ms),
+// GB/s = r.bytes / median time, % of r.peak_gbps, and the run counts. Serves the stages'
+// Record (common/report.h) and reduce_ops' OpRecord (ops/ops_report.h) alike.
+template <typename Row>
+void set_timing_fields(Row& r, const TimedRuns& runs) {
+    const TimingStats stats = summarize(runs.ms);
+    r.runs = stats.runs;
+    r.median_ms = stats.median;
+    r.min_ms = stats.min;
+    r.max_ms = stats.max;
+    r.gbps = stats.median > 0 ? r.bytes / (stats.median * 1e-3) / 1e9 : 0;
+    if (r.peak_gbps) r.pct_peak = 100.0 * r.gbps / *r.peak_gbps;
+    r.checked_runs = runs.checked;
+    r.failed_runs = runs.failed;
+    r.verified = runs.failed == 0;
+}
 
 // Runs `run` 1 + warmup + iters times. Before each: `prepare` (e.g. poison the output),
 // then the L2 flush, outside the timed region. Around each: two events, so the time is

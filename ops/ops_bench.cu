@@ -12,7 +12,6 @@
 #include "cuda_check.h"
 #include "device_input.h"  // require_device_memory, TooLargeError
 #include "report.h"        // print_header, count_text, with_thousands, bytes_text
-#include "stats.h"
 
 namespace ops {
 
@@ -127,16 +126,7 @@ OpRecord new_record(const OpImpl& impl, std::string impl_name, std::string call,
 }
 
 void finish_record(OpRecord& r, const TimedRuns& runs) {
-    const TimingStats stats = summarize(runs.ms);
-    r.runs = stats.runs;
-    r.median_ms = stats.median;
-    r.min_ms = stats.min;
-    r.max_ms = stats.max;
-    r.gbps = stats.median > 0 ? r.bytes / (stats.median * 1e-3) / 1e9 : 0;
-    if (r.peak_gbps) r.pct_peak = 100.0 * r.gbps / *r.peak_gbps;
-    r.checked_runs = runs.checked;
-    r.failed_runs = runs.failed;
-    r.verified = runs.failed == 0;
+    set_timing_fields(r, runs);
     r.check = runs.failed == 0 ? runs.first_detail : runs.first_failure;
 }
 

@@ -31,6 +31,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <cuda/std/bit>
 #include <cuda/std/cmath>
 #include <cuda/std/limits>
 
@@ -119,6 +120,28 @@ template <typename T>
 __host__ __device__ inline bool same(T a, T b) {
     if constexpr (std::is_floating_point_v<T>) return (a == b) & (cuda::std::signbit(a) == cuda::std::signbit(b));
     else return a == b;
+}
+
+// The same order as whole numbers: order_key(a) > order_key(b) exactly when a ranks above
+// b, and the keys are equal exactly when the values are the same() or both NaN. Integers
+// are their own key. A float's bits are sign and magnitude; read as an int, the positive
+// values already count up in order, and flipping the 31 magnitude bits of the negative
+// ones makes them count down: -0 becomes -1, just below +0's 0, and -inf the lowest of
+// all. Every NaN gets the largest key (a NaN with its sign bit set would land below -inf).
+// argmax's warp_reduce uses it: a warp's largest integer is one redux.sync instruction.
+template <typename T>
+__host__ __device__ inline auto order_key(T x) {
+    if constexpr (std::is_same_v<T, float>) {
+        constexpr int kLargest = cuda::std::numeric_limits<int>::max();
+        const auto bits = cuda::std::bit_cast<int>(x);
+        return is_nan(x) ? kLargest : bits ^ ((bits >> 31) & kLargest);
+    } else if constexpr (std::is_same_v<T, double>) {
+        constexpr long long kLargest = cuda::std::numeric_limits<long long>::max();
+        const auto bits = cuda::std::bit_cast<long long>(x);
+        return is_nan(x) ? kLargest : bits ^ ((bits >> 63) & kLargest);
+    } else {
+        return x;
+    }
 }
 
 // Below every value: -infinity for floating point (so that [-inf, -inf] has the maximum
@@ -296,6 +319,42 @@ struct ArgMax {
         const bool tie = (a_nan & b_nan) | same(a.value, b.value);
         return b_above | (tie & (b.index < a.index)) ? b : a;
     }
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    // A warp's 32 partial results into one, for the block's reduction (reduce_op.cuh's
+    // warp_reduce calls this instead of its shuffle tree, on GPUs that have redux.sync).
+    // The tree moves three 32-bit words per step and runs the whole combine, some twenty
+    // instructions, five steps in a row; at 2^22 floats that was a third of the kernel's
+    // instructions. redux.sync (sm_80 and later) finds the largest or smallest 32-bit integer
+    // across the warp in one instruction, so argmax is asked as three questions:
+    //   1. the largest order_key (64-bit keys: the high halves, then the low halves);
+    //   2. the smallest index among the lanes that hold it (high halves, then low halves);
+    //   3. the value in that lane, bit for bit (a NaN keeps its payload): one shuffle.
+    // The answer is the tree's, for every input; every lane gets it.
+    __device__ static Acc warp_reduce(Acc acc) {
+        constexpr unsigned kWarp = 0xffffffffu;
+        const auto key = order_key(acc.value);
+        const bool holds = key == warp_max(key);
+        const auto index_high = static_cast<unsigned>(acc.index >> 32);
+        const unsigned high = __reduce_min_sync(kWarp, holds ? index_high : ~0u);
+        const unsigned low =
+            __reduce_min_sync(kWarp, holds & (index_high == high) ? static_cast<unsigned>(acc.index) : ~0u);
+        const unsigned long long index = (static_cast<unsigned long long>(high) << 32) | low;
+        const int lane = __ffs(__ballot_sync(kWarp, holds & (acc.index == index))) - 1;
+        return {__shfl_sync(kWarp, acc.value, lane), index};
+    }
+    template <typename Key>
+    __device__ static Key warp_max(Key key) {
+        if constexpr (sizeof(Key) == 4) {
+            return __reduce_max_sync(0xffffffffu, key);
+        } else {
+            const auto high = static_cast<int>(key >> 32);  // signed: the key's sign is here
+            const int top_high = __reduce_max_sync(0xffffffffu, high);
+            const unsigned top_low = __reduce_max_sync(0xffffffffu, high == top_high ? static_cast<unsigned>(key) : 0u);
+            return static_cast<Key>((static_cast<unsigned long long>(static_cast<unsigned>(top_high)) << 32) | top_low);
+        }
+    }
+#endif
+
     // A whole vector load at once; the kernel calls this when an operator has it, and for
     // argmax it promises one thing: each thread meets its elements in index order, so `acc`
     // holds only elements before `first`. The first largest so far is then replaced only by a

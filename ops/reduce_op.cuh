@@ -50,12 +50,28 @@ struct Combine {
 // result. The kernel calls it twice (for the block's own result and, in the last block,
 // for the partials), with a __syncthreads() in between, so shared memory can be reused.
 
-// Lane 0 gets the warp's result: five steps, each halving the lanes that hold data.
+// An operator may reduce a warp its own way (warp_reduce: ArgMax, with redux.sync).
+template <typename Op, typename = void>
+struct ReducesWarp : std::false_type {};
+template <typename Op>
+struct ReducesWarp<Op, std::void_t<decltype(&Op::warp_reduce)>> : std::true_type {};
+
+// Lane 0 gets the warp's result: five steps, each halving the lanes that hold data. Or,
+// for an operator with its own (argmax), that, where the GPU has redux.sync (sm_80 on).
 template <typename Op>
 __device__ typename Op::Acc warp_reduce(typename Op::Acc acc) {
+#if __CUDA_ARCH__ >= 800
+    constexpr bool kOwnWarpReduce = ReducesWarp<Op>::value;
+#else
+    constexpr bool kOwnWarpReduce = false;
+#endif
+    if constexpr (kOwnWarpReduce) {
+        return Op::warp_reduce(acc);
+    } else {
 #pragma unroll
-    for (unsigned offset = 16; offset > 0; offset /= 2) acc = Op::combine(acc, shuffle_down(acc, offset));
-    return acc;
+        for (unsigned offset = 16; offset > 0; offset /= 2) acc = Op::combine(acc, shuffle_down(acc, offset));
+        return acc;
+    }
 }
 
 // 1. Written out, as in reduce7: shuffles within each warp, the warps' results through

@@ -22,10 +22,11 @@
 #   large      large_sizes.txt, large_sizes.csv   reduce_all at 2^32 + 5 int and float (input
 #                                  made on the GPU, timed), and too_large.txt: what a request
 #                                  larger than the GPU gets
-#   ops        ops.csv, ops_repeats.csv, nan_table.txt, library_float.csv, runner_op.txt,
-#                                  ops_profiles.txt   reduce_ops --op all --type all at 2^20 ... 2^28
-#                                  against CUB (three runs), its NaN table, reduce_all's float sweep
-#                                  with the library stages, reduce_all --op, and Nsight Compute's
+#   ops        ops.csv, ops_repeats.csv, ops_2_30.csv, nan_table.txt, library_float.csv,
+#                                  runner_op.txt, ops_profiles.txt   reduce_ops --op all
+#                                  --type all at 2^20 ... 2^28 against CUB (three runs) and at
+#                                  2^30, its NaN table, reduce_all's float sweep with the
+#                                  library stages, reduce_all --op, and Nsight Compute's
 #                                  counters for argmax (docs/10-your-own-reduction.md)
 #   plot       docs/img/sweep.png  from the sweeps (needs matplotlib)
 # and always environment.txt (environment_PARTS.txt for some parts only): GPU, driver,
@@ -220,6 +221,9 @@ if wanted ops; then
             csv_into "$out/ops_repeats.csv" with_repetition $repetition \
                 $bin/reduce_ops --op all --type all --sizes 2^20:2^28 --csv
         done
+        # Past the target's sizes: 2^30 elements (8 GiB of int64 or double), ten timed runs.
+        $bin/reduce_ops --op all --type all --n 2^30 --iters 10 --csv >"$out/ops_2_30.csv" ||
+            echo "reduce_ops --n 2^30: exit status $? (too large for this GPU?): ops_2_30.csv incomplete"
         $bin/reduce_all --sweep 2^20:2^28 --type float --no-baseline --csv >"$out/library_float.csv"
         run $bin/reduce_all --op argmax --type half,float --n 2^28 >"$out/runner_op.txt"
         if command -v ncu >/dev/null; then

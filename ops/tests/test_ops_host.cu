@@ -220,6 +220,30 @@ TEST(OpsZeros, PlusZeroRanksAboveMinusZero) {
     EXPECT_TRUE(identical(AbsMax<float>::transform(-0.0f, 0), 0.0f));
 }
 
+// argmax's warp_reduce ranks values by order_key: a larger key exactly where argmax's rule
+// ranks the value higher (a NaN above everything, +0 above -0), equal keys exactly for the
+// same value or two NaNs. On the awkward values, NaNs of either sign and with a payload,
+// and random bit patterns (every sign, exponent and significand).
+template <typename T, typename Bits>
+void expect_order_key_ranks_as_argmax(std::vector<T> values) {
+    values.push_back(-std::numeric_limits<T>::quiet_NaN());
+    values.push_back(cuda::std::bit_cast<T>(static_cast<Bits>(cuda::std::bit_cast<Bits>(std::numeric_limits<T>::quiet_NaN()) | 1)));
+    std::mt19937_64 rng(2026);
+    for (int k = 0; k < 400; ++k) values.push_back(cuda::std::bit_cast<T>(static_cast<Bits>(rng())));
+    const auto ranks_above = [](T a, T b) { return (is_nan(a) && !is_nan(b)) || above(a, b); };
+    for (T a : values) {
+        for (T b : values) {
+            ASSERT_EQ(order_key(a) > order_key(b), ranks_above(a, b)) << show(a) << " and " << show(b);
+            ASSERT_EQ(order_key(a) == order_key(b), same(a, b) || (is_nan(a) && is_nan(b))) << show(a) << " and " << show(b);
+        }
+    }
+}
+
+TEST(OpsArgMax, OrderKeyRanksAsArgMaxDoes) {
+    expect_order_key_ranks_as_argmax<float, std::uint32_t>(samples<float>());
+    expect_order_key_ranks_as_argmax<double, std::uint64_t>(samples<double>());
+}
+
 // combine is commutative and associative on every triple of awkward values: the tree, which
 // groups and orders them differently from a loop, reaches the loop's answer.
 template <typename Op>

@@ -19,7 +19,8 @@
 // On reduce7's sum all three are equally fast (ops/library_stages.cu; reduce_all times
 // them as reduce7, reduce7_cg and reduce7_cub: on an H200, 2^26 floats, 4121, 4162 and
 // 4129 GB/s): a block reduces once, after dozens of vector loads per thread. reduce_ops
-// runs every operator with the first.
+// runs every operator with the first, whose warps argmax reduces its own way
+// (ArgMax::warp_reduce, redux.sync): with pairs and few loads per thread, the tree counted.
 #pragma once
 
 #include <cooperative_groups.h>

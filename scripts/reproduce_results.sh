@@ -63,7 +63,7 @@ csv_into() {
 
 {
     date -u '+%Y-%m-%d %H:%M UTC'
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader
+    nvidia-smi --query-gpu=name,serial,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv,noheader
     nvcc --version | tail -1
     echo "commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
     echo "parts: $parts"

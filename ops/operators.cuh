@@ -128,7 +128,8 @@ __host__ __device__ inline bool same(T a, T b) {
 // values already count up in order, and flipping the 31 magnitude bits of the negative
 // ones makes them count down: -0 becomes -1, just below +0's 0, and -inf the lowest of
 // all. Every NaN gets the largest key (a NaN with its sign bit set would land below -inf).
-// argmax's warp_reduce uses it: a warp's largest integer is one redux.sync instruction.
+// argmax's warp_reduce uses it: a warp's largest 32-bit integer is one redux.sync
+// instruction (a 64-bit key takes two).
 template <typename T>
 __host__ __device__ inline auto order_key(T x) {
     if constexpr (std::is_same_v<T, float>) {
@@ -322,15 +323,17 @@ struct ArgMax {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
     // A warp's 32 partial results into one, for the block's reduction (reduce_op.cuh's
     // warp_reduce calls this instead of its shuffle tree, on GPUs that have redux.sync).
-    // The tree moves three 32-bit words per step and runs the whole combine, five steps
-    // in a row: at 2^22 floats, where a thread loads only 16 elements, replacing it
-    // removed 29% of the kernel's instructions (chapter 10, scripts/argmax_warp_reduce.sh).
+    // The tree moves three 32-bit words per step (four for double and int64) and runs the
+    // whole combine, five steps in a row: at 2^22 floats, where a thread loads only 16
+    // elements, replacing it removed 29.5% of the kernel's instructions (chapter 10,
+    // scripts/argmax_warp_reduce.sh).
     // redux.sync (sm_80 and later) finds the largest or smallest 32-bit integer across the
     // warp in one instruction, so argmax is asked as three questions:
     //   1. the largest order_key (64-bit keys: the high halves, then the low halves);
     //   2. the smallest index among the lanes that hold it (high halves, then low halves);
     //   3. the value in that lane, bit for bit (a NaN keeps its payload): one shuffle.
-    // The answer is the tree's, for every input; every lane gets it.
+    // The answer is the tree's, for every input in which no two lanes hold the same index
+    // (as the kernel's lanes never do, but for the identity's kNoIndex); every lane gets it.
     __device__ static Acc warp_reduce(Acc acc) {
         constexpr unsigned kWarp = 0xffffffffu;
         const auto key = order_key(acc.value);
@@ -345,6 +348,7 @@ struct ArgMax {
     }
     template <typename Key>
     __device__ static Key warp_max(Key key) {
+        static_assert(std::is_signed_v<Key>, "order keys are signed: the high half's sign orders them");
         if constexpr (sizeof(Key) == 4) {
             return __reduce_max_sync(0xffffffffu, key);
         } else {
@@ -453,9 +457,9 @@ struct ArgMax {
     static constexpr bool kPairs = is_two_byte_float<In> && VEC % 2 == 0;
 };
 
-// argmax as this kernel first ran it: fold_every_lane on every vector. reduce_ops times it
-// beside ArgMax (the rows "every_lane"), so that what comparing the vector's top first saves
-// is measured, not assumed.
+// argmax with the fold this kernel first ran: fold_every_lane on every vector (the rest,
+// warp_reduce included, is ArgMax's). reduce_ops times it beside ArgMax (the rows
+// "every_lane"), so that what comparing the vector's top first saves is measured, not assumed.
 template <typename InT>
 struct ArgMaxEveryLane : ArgMax<InT> {
     using Acc = typename ArgMax<InT>::Acc;

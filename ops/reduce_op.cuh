@@ -12,15 +12,16 @@
 //
 // The block's reduction is a template parameter, to show what a library saves:
 //  - ShuffleBlockReduce: the warp shuffles written out, as reduce7 does (20 lines: a
-//    6-line warp_reduce and a 14-line block step);
+//    6-line shuffle_warp_reduce and a 14-line block step);
 //  - CooperativeGroupsBlockReduce: cooperative_groups::reduce on 32-thread tiles, and the
 //    step across warps still written out (16 lines);
 //  - CubBlockReduce: cub::BlockReduce does both levels (9 lines).
 // On reduce7's sum all three are equally fast (ops/library_stages.cu; reduce_all times
 // them as reduce7, reduce7_cg and reduce7_cub: on an H200, 2^26 floats, 4121, 4162 and
 // 4129 GB/s): a block reduces once, after dozens of vector loads per thread. reduce_ops
-// runs every operator with the first, whose warps argmax reduces its own way
-// (ArgMax::warp_reduce, redux.sync): with pairs and few loads per thread, the tree counted.
+// runs every operator with the first, except that argmax reduces each warp with
+// ArgMax::warp_reduce (redux.sync, sm_80 and later): for its (value, index) pairs, with
+// few loads per thread, the shuffle steps' instructions counted (chapter 10).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -51,28 +52,30 @@ struct Combine {
 // result. The kernel calls it twice (for the block's own result and, in the last block,
 // for the partials), with a __syncthreads() in between, so shared memory can be reused.
 
-// An operator may reduce a warp its own way (warp_reduce: ArgMax, with redux.sync).
+// Lane 0 gets the warp's result: five steps, each halving the lanes that hold data.
+template <typename Op>
+__device__ typename Op::Acc shuffle_warp_reduce(typename Op::Acc acc) {
+#pragma unroll
+    for (unsigned offset = 16; offset > 0; offset /= 2) acc = Op::combine(acc, shuffle_down(acc, offset));
+    return acc;
+}
+
+// An operator may reduce a warp its own way (ArgMax::warp_reduce, with redux.sync); it is
+// used on sm_80 and later, and every lane gets the result. Otherwise the shuffles.
 template <typename Op, typename = void>
 struct ReducesWarp : std::false_type {};
 template <typename Op>
 struct ReducesWarp<Op, std::void_t<decltype(&Op::warp_reduce)>> : std::true_type {};
 
-// Lane 0 gets the warp's result: five steps, each halving the lanes that hold data. Or,
-// for an operator with its own (argmax), that, where the GPU has redux.sync (sm_80 on).
 template <typename Op>
 __device__ typename Op::Acc warp_reduce(typename Op::Acc acc) {
-#if __CUDA_ARCH__ >= 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     constexpr bool kOwnWarpReduce = ReducesWarp<Op>::value;
 #else
     constexpr bool kOwnWarpReduce = false;
 #endif
-    if constexpr (kOwnWarpReduce) {
-        return Op::warp_reduce(acc);
-    } else {
-#pragma unroll
-        for (unsigned offset = 16; offset > 0; offset /= 2) acc = Op::combine(acc, shuffle_down(acc, offset));
-        return acc;
-    }
+    if constexpr (kOwnWarpReduce) return Op::warp_reduce(acc);
+    else return shuffle_warp_reduce<Op>(acc);
 }
 
 // 1. Written out, as in reduce7: shuffles within each warp, the warps' results through

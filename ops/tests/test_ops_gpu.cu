@@ -11,11 +11,14 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,6 +26,7 @@
 #include "library_stages.h"
 #include "operators.cuh"  // op_type_of
 #include "ops_bench.h"
+#include "reduce_op.cuh"  // warp_reduce
 
 namespace {
 
@@ -371,6 +375,97 @@ TEST_P(ArgMaxAllLowest, GivesIndexZero) {
 INSTANTIATE_TEST_SUITE_P(Ops, ArgMaxAllLowest, testing::ValuesIn(kAllTypes), [](const auto& info) {
     return case_prefix(OpKind::ArgMax, info.param) + "_all_lowest";
 });
+
+// ---------------------------------------------------------------- argmax's warp reduction
+// ArgMax::warp_reduce (redux.sync: the largest order_key, then the smallest index in two
+// 32-bit halves, then the winner's value) on 32 crafted lanes, against combine folded over
+// the same lanes on the host, bit for bit. The lanes hold what a whole input rarely puts in
+// one warp: ties whose indices differ only above bit 31 (inputs past 2^32 elements), NaNs
+// of both signs and with payloads, both zeros, the lowest value, and identity lanes.
+template <typename Op>
+__global__ void reduce_one_warp(const typename Op::Acc* lanes, typename Op::Acc* out) {
+    const typename Op::Acc acc = warp_reduce<Op>(lanes[threadIdx.x]);
+    if (threadIdx.x == 0) *out = acc;
+}
+
+template <typename V>
+std::vector<V> warp_test_values() {
+    using L = std::numeric_limits<V>;
+    if constexpr (std::is_floating_point_v<V>) {
+        using Bits = std::conditional_t<sizeof(V) == 4, std::uint32_t, std::uint64_t>;
+        V payload_nan = L::quiet_NaN();
+        Bits bits;
+        std::memcpy(&bits, &payload_nan, sizeof bits);
+        bits |= 5;
+        std::memcpy(&payload_nan, &bits, sizeof bits);
+        return {L::quiet_NaN(), -L::quiet_NaN(), payload_nan, -payload_nan, V(0), -V(0), V(1), V(-1), V(2),
+                L::infinity(), -L::infinity(), L::denorm_min(), -L::denorm_min(), L::lowest(), L::max()};
+    } else {
+        return {L::lowest(), L::max(), V(0), V(1), V(-1), V(2)};
+    }
+}
+
+template <typename V>
+bool same_bits(const ValueIndex<V>& a, const ValueIndex<V>& b) {
+    return std::memcmp(&a.value, &b.value, sizeof(V)) == 0 && a.index == b.index;
+}
+
+template <typename V>
+void expect_warp_reduce_matches_combine() {
+    using Op = ArgMax<V>;
+    using Acc = typename Op::Acc;
+    const std::vector<V> values = warp_test_values<V>();
+    DeviceBuffer<Acc> lanes(32), out(1);
+    std::mt19937_64 rng(2026);
+    for (int trial = 0; trial < 2000; ++trial) {
+        // A few values per trial, so that lanes tie; unique indices (as elements have),
+        // from a few high and low halves, so that ties are decided in either half.
+        std::vector<V> pool;
+        for (int k = 0; k < 3; ++k) pool.push_back(values[rng() % values.size()]);
+        std::vector<Acc> host(32);
+        std::vector<unsigned long long> used;
+        for (Acc& lane : host) {
+            if (rng() % 8 == 0) {
+                lane = Op::identity();
+                continue;
+            }
+            unsigned long long index;
+            do {
+                const unsigned long long high = std::array<unsigned long long, 3>{0, 1, 255}[rng() % 3];
+                const unsigned long long low = std::array<unsigned long long, 4>{0, 7, 0xFFFFFFFFull, rng() & 0xFFFFFFFFull}[rng() % 4];
+                index = high << 32 | low;
+            } while (std::find(used.begin(), used.end(), index) != used.end());
+            used.push_back(index);
+            lane = {pool[rng() % pool.size()], index};
+        }
+        Acc expected = Op::identity();
+        for (const Acc& lane : host) expected = Op::combine(expected, lane);
+        CUDA_CHECK(cudaMemcpy(lanes.get(), host.data(), 32 * sizeof(Acc), cudaMemcpyHostToDevice));
+        reduce_one_warp<Op><<<1, 32>>>(lanes.get(), out.get());
+        CUDA_CHECK_LAUNCH();
+        Acc got;
+        CUDA_CHECK(cudaMemcpy(&got, out.get(), sizeof got, cudaMemcpyDeviceToHost));
+        ASSERT_TRUE(same_bits(got, expected)) << "trial " << trial << ": got index " << got.index << ", expected "
+                                              << expected.index;
+    }
+}
+
+class ArgMaxWarpReduce : public testing::TestWithParam<OpType> {};
+
+TEST_P(ArgMaxWarpReduce, MatchesTheCombine) {
+    SKIP_WITHOUT_GPU();
+    switch (GetParam()) {
+        case OpType::Int32: return expect_warp_reduce_matches_combine<int>();
+        case OpType::Int64: return expect_warp_reduce_matches_combine<long long>();
+        case OpType::Float32: return expect_warp_reduce_matches_combine<float>();
+        case OpType::Float64: return expect_warp_reduce_matches_combine<double>();
+        default: FAIL() << "half and bfloat16 reduce their pairs as float";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, ArgMaxWarpReduce,
+                         testing::Values(OpType::Int32, OpType::Int64, OpType::Float32, OpType::Float64),
+                         [](const auto& info) { return case_prefix(OpKind::ArgMax, info.param) + "_warp_reduce"; });
 
 // ---------------------------------------------------------------- wrong results are caught
 // The checks must fail on a wrong answer: one element dropped from a sum (n - 1 elements

@@ -222,10 +222,17 @@ TEST(OpsZeros, PlusZeroRanksAboveMinusZero) {
 
 // argmax's warp_reduce ranks values by order_key: a larger key exactly where argmax's rule
 // ranks the value higher (a NaN above everything, +0 above -0), equal keys exactly for the
-// same value or two NaNs. On the awkward values, NaNs of either sign and with a payload,
-// and random bit patterns (every sign, exponent and significand).
+// same value or two NaNs. On the awkward values and their nearest neighbours, NaNs of
+// either sign and with a payload, and random bit patterns (every sign, exponent and
+// significand).
 template <typename T, typename Bits>
 void expect_order_key_ranks_as_argmax(std::vector<T> values) {
+    const std::size_t samples = values.size();
+    for (std::size_t k = 0; k < samples; ++k) {  // each value's neighbours: keys one apart
+        if (is_nan(values[k])) continue;
+        values.push_back(std::nextafter(values[k], std::numeric_limits<T>::infinity()));
+        values.push_back(std::nextafter(values[k], -std::numeric_limits<T>::infinity()));
+    }
     values.push_back(-std::numeric_limits<T>::quiet_NaN());
     values.push_back(cuda::std::bit_cast<T>(static_cast<Bits>(cuda::std::bit_cast<Bits>(std::numeric_limits<T>::quiet_NaN()) | 1)));
     std::mt19937_64 rng(2026);

@@ -11,15 +11,20 @@
 # on stops the script. Each form: three runs of reduce_ops with the options after --, into
 # OUTDIR/CSV (first columns: the form's name, the repetition), and scripts/profile_ops.sh
 # OP TYPE N for each "LABEL:OP TYPE N", into OUTDIR/profile_LABEL_NAME.txt. TITLE is the
-# first line of OUTDIR/environment.txt. Needs build/release (README.md), ncu and a GPU.
+# first line of OUTDIR/environment.txt. A relative OUTDIR is taken from the repository's
+# root (the scripts cd there). environment.txt names HEAD's commit (or REDUCTION_COMMIT):
+# measure from a clean tree. Needs build/release (README.md), ncu and a GPU.
 ab_variant() {
-    local out=$1 file=$2 original=$3 replacement=$4 title=$7 csv=$8 name copy variant build repetition profile label
+    local name
+    name=$(basename "$0")
+    [[ $# -ge 10 ]] || { echo "$name: ab_variant needs 8 arguments, the profiles, -- and reduce_ops options" >&2; exit 2; }
+    local out=$1 file=$2 original=$3 replacement=$4 title=$7 csv=$8 copy variant build repetition profile label
     local names=("$5" "$6") profiles=() times=()
     shift 8
     while [[ $# -gt 0 && $1 != -- ]]; do profiles+=("$1"); shift; done
-    [[ $# -gt 0 ]] && shift
+    [[ $# -gt 1 ]] || { echo "$name: ab_variant needs -- and the reduce_ops options to time" >&2; exit 2; }
+    shift
     times=("$@")
-    name=$(basename "$0")
     [[ -x build/release/bin/reduce_ops ]] || { echo "$name: build/release/bin/reduce_ops not found: build first (README.md)" >&2; exit 3; }
     [[ $(grep -cxF -- "$original" "$file") == 1 ]] ||
         { echo "$name: $file has not exactly one line '$original'" >&2; exit 3; }
@@ -45,7 +50,7 @@ ab_variant() {
             "$build/bin/reduce_ops" "${times[@]}" --csv |
                 awk -v v="$variant" -v r=$repetition 'NR > 1 { print v "," r "," $0 }' >>"$out/$csv"
         done
-        for profile in "${profiles[@]}"; do
+        for profile in ${profiles[@]+"${profiles[@]}"}; do
             label=${profile%%:*}
             # shellcheck disable=SC2086  # OP TYPE N: three arguments
             { echo "\$ scripts/profile_ops.sh ${profile#*:}   # $variant"; scripts/profile_ops.sh ${profile#*:} --build "$build"; } \

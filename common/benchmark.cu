@@ -2,7 +2,6 @@
 
 #include <cub/device/device_reduce.cuh>
 
-
 namespace {
 
 // Before each run the result is overwritten with bytes 0x7F, a value no sum of these

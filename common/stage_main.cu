@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 #include <new>
+#include <utility>
 
 #include "benchmark.h"
 #include "stages.h"
@@ -195,21 +196,29 @@ int run_typed(const Program& program, const Options& options) {
 }  // namespace
 
 namespace {
-OperatorProgram registered_operator_program = nullptr;  // constant-initialized: safe to set from any static initializer
+struct OperatorRegistration {
+    OperatorProgram program = nullptr;
+    std::string help;
+};
+// A function's static, made on first use: registration runs in another file's static
+// initializer, which may come before this file's.
+OperatorRegistration& operator_registration() {
+    static OperatorRegistration registration;
+    return registration;
+}
 }  // namespace
 
-void register_operator_program(OperatorProgram program) { registered_operator_program = program; }
+void register_operator_program(OperatorProgram program, std::string help) {
+    operator_registration() = {program, std::move(help)};
+}
 
 int run_program(int argc, char** argv, const Program& program) {
     const std::string name = program.spec.name;
     const std::vector<std::string> args(argv + 1, argv + argc);
     ProgramSpec spec = program.spec;
-    if (registered_operator_program) {
-        if (std::find(args.begin(), args.end(), "--op") != args.end()) return registered_operator_program(name, args);
-        spec.more_options +=
-            "  --op OP           sum | max | min | absmax | argmax | sumsq | meanvar | all: instead of the\n"
-            "                    stages, reduce7's kernel for that operator beside CUB's (reduce_ops; with\n"
-            "                    --op, --type also takes int64, half, bfloat16; see reduce_ops --help)\n";
+    if (const OperatorRegistration& ops = operator_registration(); ops.program) {
+        if (std::find(args.begin(), args.end(), "--op") != args.end()) return ops.program(name, args);
+        spec.more_options += ops.help;
     }
     Options options;
     try {

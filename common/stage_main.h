@@ -18,9 +18,10 @@ int run_program(int argc, char** argv, const Program& program);
 
 // --op: a program for other operators and element types, registered by ops/ops_entry.cu
 // where it is linked in (reduce7 and reduce_all, when the tree has ops/). With one
-// registered, a command line that has --op goes to it instead of the stages.
+// registered, a command line that has --op goes to it instead of the stages, and --help
+// shows `help`, its lines for --op.
 using OperatorProgram = int (*)(const std::string& program, const std::vector<std::string>& args);
-void register_operator_program(OperatorProgram program);
+void register_operator_program(OperatorProgram program, std::string help);
 
 // A stage executable: the stage, and reduce0 before it for the speedup column (unless
 // --no-baseline); with_yardsticks adds CUB and the copy (reduce7).

@@ -334,8 +334,8 @@ struct ArgMax {
     //   3. the value in that lane, bit for bit (a NaN keeps its payload): one shuffle.
     // The answer is the tree's, for every input in which no two lanes hold the same index
     // (as the kernel's lanes never do, but for the identity's kNoIndex); every lane gets it.
+    static constexpr unsigned kWarp = 0xffffffffu;  // every lane takes part
     __device__ static Acc warp_reduce(Acc acc) {
-        constexpr unsigned kWarp = 0xffffffffu;
         const auto key = order_key(acc.value);
         const bool holds = key == warp_max(key);
         const auto index_high = static_cast<unsigned>(acc.index >> 32);
@@ -350,11 +350,11 @@ struct ArgMax {
     __device__ static Key warp_max(Key key) {
         static_assert(std::is_signed_v<Key>, "order keys are signed: the high half's sign orders them");
         if constexpr (sizeof(Key) == 4) {
-            return __reduce_max_sync(0xffffffffu, key);
+            return __reduce_max_sync(kWarp, key);
         } else {
             const auto high = static_cast<int>(key >> 32);  // signed: the key's sign is here
-            const int top_high = __reduce_max_sync(0xffffffffu, high);
-            const unsigned top_low = __reduce_max_sync(0xffffffffu, high == top_high ? static_cast<unsigned>(key) : 0u);
+            const int top_high = __reduce_max_sync(kWarp, high);
+            const unsigned top_low = __reduce_max_sync(kWarp, high == top_high ? static_cast<unsigned>(key) : 0u);
             return static_cast<Key>((static_cast<unsigned long long>(static_cast<unsigned>(top_high)) << 32) | top_low);
         }
     }

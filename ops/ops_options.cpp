@@ -25,13 +25,19 @@ int parse_int_in_range(const std::string& option, const std::string& text, int l
     return static_cast<int>(value);
 }
 
+// "sum | max | ... | meanvar | all": every item's name, then "all".
+template <typename Item, std::size_t N>
+std::string choices_text(const Item (&all_items)[N], std::string_view (*name_of)(Item)) {
+    std::string names;
+    for (const Item item : all_items) names += std::string(name_of(item)) + " | ";
+    return names + "all";
+}
+
 // "sum", "sum,max" or "all" -> the named items, in the order of `all_items`.
 template <typename Item, std::size_t N>
 std::vector<Item> parse_list(const std::string& option, const std::string& text, const Item (&all_items)[N],
                              std::string_view (*name_of)(Item)) {
     std::vector<bool> chosen(N, false);
-    std::string names;
-    for (std::size_t k = 0; k < N; ++k) names += std::string(name_of(all_items[k])) + " | ";
     std::size_t start = 0;
     while (true) {
         const std::size_t comma = text.find(',', start);
@@ -40,7 +46,8 @@ std::vector<Item> parse_list(const std::string& option, const std::string& text,
         for (std::size_t k = 0; k < N; ++k) {
             if (word == "all" || word == name_of(all_items[k])) chosen[k] = known = true;
         }
-        if (!known) throw UsageError(option + " takes " + names + "all (or a comma-separated list), not '" + text + "'");
+        if (!known) throw UsageError(option + " takes " + choices_text(all_items, name_of) +
+                                     " (or a comma-separated list), not '" + text + "'");
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
@@ -83,14 +90,16 @@ std::vector<std::size_t> parse_sizes(const std::string& text) {
 
 }  // namespace
 
+std::string op_choices() { return choices_text(kAllOps, op_name); }
+
 std::string ops_usage_text() {
     std::ostringstream out;
     out << "usage: reduce_ops [options]\n"
         << "reduce7's kernel for other operators and element types, timed beside CUB's DeviceReduce\n"
         << "computing the same result, on the same input, in the same run\n\n"
-        << "  --op OP           sum | max | min | absmax | argmax | sumsq | meanvar | all, or a\n"
+        << "  --op OP           " << op_choices() << ", or a\n"
         << "                    comma-separated list (default all)\n"
-        << "  --type T          int | int64 | float | double | half | bfloat16 | all, or a list (default all)\n"
+        << "  --type T          " << choices_text(kAllTypes, op_type_name) << ", or a list (default all)\n"
         << "  --n N             elements (default 2^26); a whole number or 2^K, at most 2^"
         << kMaxLog2Elements << "\n"
         << "  --sizes FROM:TO   a sweep: every other power of two from FROM to TO, e.g. 2^20:2^28\n"

@@ -31,5 +31,7 @@ inline constexpr int kOpBlocks[] = {128, 256, 512, 1024};
 // Throws UsageError, whose message is one line, for anything it does not accept.
 OpsOptions parse_ops_options(const std::vector<std::string>& args);
 std::string ops_usage_text();
+// "sum | max | min | absmax | argmax | sumsq | meanvar | all", from kAllOps: what --op takes.
+std::string op_choices();
 
 }  // namespace ops

@@ -27,7 +27,7 @@ struct StageGrading {
     const char* title;       // what the student builds, for the README and the report
     const char* chapter;     // its chapter in docs/, handed out after the deadline
     // Performance: full points when the submission's median time is at most this many
-    // times the reference solution's, measured in the same process (classroom/grading).
+    // times the reference solution's, each in its own worker, timed by the judge.
     double max_time_ratio;
     // The smallest block the stage must support (up to 1024): reduce4 on need two warps;
     // reduce7's reference also runs 32-thread blocks, but the assignment asks for 64.
@@ -35,9 +35,11 @@ struct StageGrading {
 };
 const StageGrading& grading_of(int stage);
 
-// The rubric of one stage: 100 points.
+// The rubric of one stage: 100 points, every one decided by the judge (classroom/judge),
+// which never runs the student's code in its own process. The tree's own tests still run,
+// for the student to read, and earn nothing: their process contains the student's code.
 struct Rubric {
-    static constexpr double kPublicTests = 20;     // the student tree's own GPU tests of the stage
+    static constexpr double kPublicTests = 20;     // the public tests' sizes, fresh inputs, checked by the judge
     static constexpr double kHiddenGroup = 10;     // each of the four hidden groups
     static constexpr double kRacecheck = 10;       // compute-sanitizer racecheck: no hazard
     static constexpr double kMemcheck = 5;         // compute-sanitizer memcheck: no error
@@ -45,7 +47,7 @@ struct Rubric {
     static constexpr double kTotal = kPublicTests + 4 * kHiddenGroup + kRacecheck + kMemcheck + kPerformance;
 };
 
-// The hidden groups every stage is graded on (classroom/grading/grade_stage.cu defines them).
+// The hidden groups every stage is graded on (classroom/judge/judge.cu defines them).
 const std::vector<std::string>& hidden_groups();  // "int", "float", "double", "misaligned"
 
 }  // namespace classroom

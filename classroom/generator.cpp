@@ -1,4 +1,5 @@
 #include "generator.h"
+#include "source_check.h"
 
 #include <regex>
 #include <sstream>
@@ -148,7 +149,22 @@ std::string student_readme(const fs::path& repo, const Assignment& a) {
         << "## What you hand in\n\n";
     for (int k : a.stages()) out << "- `reduce" << k << "/kernel.cu`\n";
     out << "\nOnly these files are graded. The grader refuses a submission in which any other file of this tree (the\n"
-        << "harness in `common/`, the tests, the build files) differs from the one handed out.\n\n";
+        << "harness in `common/`, the tests, the build files) differs from the one handed out.\n\n"
+        << "## What your kernel.cu may contain\n\n"
+        << "Kernels and their host launcher: what a stage needs, nothing else. Before building, the grader refuses\n"
+        << "(score 0, with the line and the reason) a file that has:\n\n"
+        << "- an `#include` other than `\"stages.h\"`, the headers of your stage's own folder and a few standard and\n"
+        << "  CUDA headers (`<cstdint>`, `<cuda/atomic>`, `<cooperative_groups.h>`, ...);\n"
+        << "- a call that ends or starts a process, touches files or the environment, or loads a library (`exit`,\n"
+        << "  `atexit`, `fork`, `system`, `fopen`, `getenv`, `dlopen`, ...), or a static constructor by attribute;\n"
+        << "- a copy to the host or a synchronization (`cudaMemcpy`, `cudaDeviceSynchronize`, ...): a launcher only\n"
+        << "  launches kernels, so that it can be timed;\n"
+        << "- a library's reduction (CUB, Thrust, cooperative groups' `reduce`) or another stage's launcher;\n"
+        << "- token pasting (`##`), digraphs, trigraphs or universal character names.\n\n"
+        << "Comments are not checked. Every point is decided by the grader's own program: it makes fresh inputs,\n"
+        << "sends them to a separate process that runs your launcher, checks each sum itself and keeps the time;\n"
+        << "what your program prints or its exit status earn nothing. The tests in this tree are for you: the\n"
+        << "grader runs them too, as feedback, worth no points.\n\n";
     const std::string readme = read_file(repo / "README.md");
     out << readme_section(readme, "Prerequisites");
     out << "\n## Layout\n\n```\n"
@@ -268,9 +284,15 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     for (int k = a.first - 1; k <= a.last; ++k) {
         for (const auto& [path, file] : solution_stage(repo, k)) grader["solution/" + path] = file;
     }
-    for (const char* name : {"CMakeLists.txt", "grade_stage.cu", "solution_stage.cu.in"}) {
+    // grading/: the worker, built in the tree being graded (no secret in it); judge/: the
+    // trusted program, with the hidden cases (removed on Gradescope once it is built).
+    for (const char* name : {"CMakeLists.txt", "worker.cu", "protocol.h"}) {
         grader[std::string("grading/") + name] = TreeFile{read_file(repo / "classroom/grading" / name), false};
     }
+    for (const char* name : {"CMakeLists.txt", "judge.cu"}) {
+        grader[std::string("judge/") + name] = TreeFile{read_file(repo / "classroom/judge" / name), false};
+    }
+    grader["source_policy.txt"] = TreeFile{source_policy_template(), false};
     std::string stages;
     for (int k : a.stages()) stages += (stages.empty() ? "" : " ") + stage_name(k);
     grader["grading/assignment.cmake"] =
@@ -292,8 +314,8 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     // Gradescope wants a zip with setup.sh and run_autograder at its root.
     std::vector<std::string> zip = {CLASSROOM_CMAKE_COMMAND, "-E", "tar", "cf", fs::absolute(out / "autograder.zip").string(),
                                     "--format=zip"};
-    for (const char* top : {"setup.sh", "run_autograder", "manifest.txt", "assignment.txt", "student_tree", "solution",
-                            "grading", "tool"}) {
+    for (const char* top : {"setup.sh", "run_autograder", "manifest.txt", "assignment.txt", "source_policy.txt",
+                            "student_tree", "solution", "grading", "judge", "tool"}) {
         zip.push_back(top);
     }
     fs::remove(out / "autograder.zip");

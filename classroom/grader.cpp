@@ -19,6 +19,7 @@
 #include "markers.h"
 #include "process.h"
 #include "sha256.h"
+#include "source_check.h"
 
 namespace classroom {
 
@@ -77,7 +78,7 @@ std::string utc_now() {
     return text;
 }
 
-// One stage's median time and its spread over the rounds, from grade_reduceN --perf.
+// One program's median time and its spread over the rounds, from judge --perf.
 struct Timing {
     double median = 0, min = 0, max = 0;
     bool verified = false;
@@ -96,58 +97,186 @@ std::map<std::string, Timing> parse_perf(const std::string& output) {
     return timings;
 }
 
+// The lines of the judge's output that start with `prefix`, the prefix cut off.
+std::vector<std::string> lines_starting(const std::string& output, const std::string& prefix) {
+    std::vector<std::string> found;
+    std::istringstream in(output);
+    for (std::string line; std::getline(in, line);) {
+        if (line.rfind(prefix, 0) == 0) found.push_back(line.substr(prefix.size()));
+    }
+    return found;
+}
+
+// The headers of a stage's folder in the handed-out tree (a submission may include them).
+std::set<std::string> local_headers(const fs::path& pristine, int stage) {
+    std::set<std::string> headers;
+    for (const std::string& path : list_files(pristine)) {
+        const std::string folder = stage_name(stage) + "/";
+        if (path.rfind(folder, 0) == 0 && path.find('/', folder.size()) == std::string::npos &&
+            (ends_with(path, ".cuh") || ends_with(path, ".h"))) {
+            headers.insert(path.substr(folder.size()));
+        }
+    }
+    return headers;
+}
+
 struct Grader {
     Grader(const GradeOptions& o, const Assignment& a) : options(o), assignment(a) {}
     const GradeOptions& options;
     Assignment assignment;
-    fs::path tree, build, grading;
-    std::string sanitizer;
+    fs::path tree, build, logs, trusted;
+    std::string sanitizer, judge;
     std::uint64_t seed = 0;
     GradeResults results;
     bool infrastructure_failed = false;
+    std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+    int line_number = 0;  // of the current stage's rubric lines
 
-    std::string exe(const std::string& name) const { return (build / "bin" / name).string(); }
-
-    void add(const std::string& name, double max, bool passed, const std::string& output,
-             const std::string& visibility = "visible") {
-        results.tests.push_back(TestResult{name, passed ? max : 0, max, passed, trimmed(output), visibility});
+    std::string worker_of(const fs::path& build_dir, int stage) const {
+        return (build_dir / "bin" / ("grade_worker_" + stage_name(stage))).string();
     }
 
-    // Nothing earned: every test of a stage listed with zero, so the maximum stays visible.
+    // Seconds left of the time budget (a large number when there is none).
+    int remaining() const {
+        if (options.time_budget <= 0) return 1 << 30;
+        const double used = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        return static_cast<int>(options.time_budget - used);
+    }
+    int step_timeout(int wanted) const { return std::max(1, std::min(wanted, remaining() - 15)); }
+    bool out_of_time() const { return remaining() < 30; }
+    std::string out_of_time_text() const {
+        return "not run: the grading's time budget (" + std::to_string(options.time_budget) + " s) ran out";
+    }
+
+    void add(int stage, const std::string& name, double max, bool passed, const std::string& output,
+             std::vector<std::string> tags, const std::string& visibility = "visible") {
+        tags.insert(tags.begin(), stage_name(stage));
+        TestResult t{std::to_string(stage) + "." + std::to_string(++line_number), stage_name(stage) + ": " + name,
+                     passed ? max : 0, max, passed, trimmed(output), visibility, tags};
+        results.tests.push_back(t);
+    }
+
+    // Nothing earned: every line of a stage listed with zero, so the maximum stays visible.
     void add_zeros(int stage, const std::string& why) {
-        const std::string name = stage_name(stage);
-        add(name + ": public tests", Rubric::kPublicTests, false, why);
+        line_number = 0;
+        add(stage, "public cases", Rubric::kPublicTests, false, why, {"public"});
         for (const std::string& group : hidden_groups()) {
-            add(name + ": hidden cases, " + group, Rubric::kHiddenGroup, false, why, "after_due_date");
+            add(stage, "hidden cases, " + group, Rubric::kHiddenGroup, false, why, {"hidden", group}, "after_due_date");
         }
-        add(name + ": racecheck", Rubric::kRacecheck, false, why);
-        add(name + ": memcheck", Rubric::kMemcheck, false, why);
-        add(name + ": performance", Rubric::kPerformance, false, why);
+        add(stage, "racecheck", Rubric::kRacecheck, false, why, {"sanitizer"});
+        add(stage, "memcheck", Rubric::kMemcheck, false, why, {"sanitizer"});
+        add(stage, "performance", Rubric::kPerformance, false, why, {"performance"});
     }
 
-    ProcessResult run(const std::vector<std::string>& argv, int timeout) {
-        return run_process(argv, "", timeout);
+    // A step that runs the student's code (the build, the tree's tests): as the student's
+    // user when there is one, and nothing it leaves behind survives the step.
+    ProcessResult run_student(const std::vector<std::string>& argv, int timeout, const std::string& directory = "") {
+        RunSpec spec;
+        spec.directory = directory;
+        spec.timeout_seconds = step_timeout(timeout);
+        spec.run_as = options.run_as;
+        ProcessResult r = run_process(argv, spec);
+        kill_leftovers(options.run_as);
+        return r;
     }
 
-    void sync_tree(const std::map<std::string, std::string>& editable) {
-        const fs::path pristine = options.autograder / "student_tree";
+    // The judge: ours, run as the grader's own user; the seed reaches it through its
+    // environment, which only that user can read (a command line is readable by all).
+    ProcessResult run_judge(std::vector<std::string> args, int timeout) {
+        args.insert(args.begin(), judge);
+        args.insert(args.end(), {"--logs", logs.string(), "--min-block", std::to_string(current_min_block)});
+        if (!options.run_as.empty()) args.insert(args.end(), {"--run-as", options.run_as});
+        RunSpec spec;
+        spec.timeout_seconds = step_timeout(timeout);
+        spec.extra_env = {"CLASSROOM_SEED=" + std::to_string(seed)};
+        ProcessResult r = run_process(args, spec);
+        kill_leftovers(options.run_as);
+        if (r.output.find("COULD_NOT_GRADE") != std::string::npos) infrastructure_failed = true;
+        return r;
+    }
+    int current_min_block = 32;
+
+    // ------------------------------------------------------------ the trusted programs
+    // The judge, and the workers of the instructor's solutions (the reference and the
+    // previous stage), built from the autograder alone: no file of the submission is in
+    // these builds. On Gradescope setup.sh builds them (classroom prepare) and then removes
+    // their sources; "" when they are ready, else why not.
+    std::string prepare_trusted() {
+        const fs::path source = options.autograder;
+        const fs::path judge_bin = trusted / "judge-build" / "judge";
+        judge = judge_bin.string();
+        const fs::path reference_build = trusted / "reference-build";
+        bool ready = fs::exists(judge_bin);
+        for (int k = assignment.first - 1; k <= assignment.last; ++k) {
+            ready = ready && fs::exists(worker_of(reference_build, k));
+        }
+        if (!fs::exists(source / "judge" / "judge.cu") || !fs::exists(source / "solution")) {
+            return ready ? "" : "the judge and the reference workers were never built, and their sources are gone";
+        }
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        const std::string jobs = std::to_string(options.jobs > 0 ? options.jobs : static_cast<int>(cores));
+        ProcessResult r = run_process({"cmake", "-S", (source / "judge").string(), "-B", (trusted / "judge-build").string(),
+                                       "-DCMAKE_BUILD_TYPE=Release"}, "", 600);
+        if (r.exit_code == 0) r = run_process({"cmake", "--build", (trusted / "judge-build").string(), "--parallel", jobs}, "", options.build_timeout);
+        if (r.exit_code != 0) return "the judge did not build:\n" + last_lines(r.output, 30);
+
+        // The reference tree: the handed-out tree with the instructor's solutions in place.
+        const fs::path reference_tree = trusted / "reference-tree";
+        std::map<std::string, std::string> solutions;
+        for (const std::string& path : list_files(source / "solution")) solutions[path] = read_file(source / "solution" / path);
+        sync_files(source / "student_tree", reference_tree, solutions);
+        std::string workers, targets;
+        std::vector<std::string> make = {"cmake", "--build", reference_build.string(), "--parallel", jobs, "--target"};
+        for (int k = assignment.first - 1; k <= assignment.last; ++k) {
+            workers += (workers.empty() ? "" : ";") + stage_name(k);
+            make.push_back("grade_worker_" + stage_name(k));
+        }
+        r = run_process({"cmake", "-S", reference_tree.string(), "-B", reference_build.string(), "-DCMAKE_BUILD_TYPE=Release",
+                         "-DREDUCTION_BUILD_TESTS=OFF", "-DREDUCTION_GRADING_DIR=" + (source / "grading").string(),
+                         "-DGRADING_WORKERS=" + workers}, "", 600);
+        if (r.exit_code == 0) r = run_process(make, "", options.build_timeout);
+        if (r.exit_code != 0) return "the reference workers did not build:\n" + last_lines(r.output, 30);
+        return "";
+    }
+
+    // Makes `to` hold exactly the files of `pristine`, with `replaced` (path -> text) in
+    // place of some; unchanged files keep their timestamps, so rebuilds are incremental.
+    static void sync_files(const fs::path& pristine, const fs::path& to, const std::map<std::string, std::string>& replaced) {
         std::set<std::string> wanted;
         for (const std::string& path : list_files(pristine)) {
             wanted.insert(path);
-            const auto it = editable.find(path);
-            write_if_changed(tree / path, it != editable.end() ? it->second : read_file(pristine / path));
-            const auto perms = fs::status(pristine / path).permissions();
-            fs::permissions(tree / path, perms, fs::perm_options::replace);
+            const auto it = replaced.find(path);
+            write_if_changed(to / path, it != replaced.end() ? it->second : read_file(pristine / path));
+            fs::permissions(to / path, fs::status(pristine / path).permissions(), fs::perm_options::replace);
         }
-        for (const std::string& path : list_files(tree)) {
-            if (!wanted.count(path)) fs::remove(tree / path);  // left by an earlier grading
+        for (const auto& [path, text] : replaced) {
+            if (!wanted.count(path)) {
+                write_if_changed(to / path, text);
+                wanted.insert(path);
+            }
+        }
+        for (const std::string& path : list_files(to)) {
+            if (!wanted.count(path)) fs::remove(to / path);  // left by an earlier grading
         }
     }
 
-    bool build_everything(std::string& log) {
-        const std::vector<std::string> configure = {"cmake", "-S", tree.string(), "-B", build.string(),
-                                                    "-DCMAKE_BUILD_TYPE=Release", "-DREDUCTION_GRADING_DIR=" + grading.string()};
-        ProcessResult configured = run(configure, 600);
+    // ------------------------------------------------------------ the student's build
+    bool build_submission(std::string& log) {
+        // The worker's sources, where the student's user can read them (on Gradescope the
+        // autograder folder is root's alone).
+        const fs::path grading = options.work / "grading";
+        std::map<std::string, std::string> none;
+        sync_files(options.autograder / "grading", grading, none);
+        std::string workers;
+        for (int k : assignment.stages()) workers += (workers.empty() ? "" : ";") + stage_name(k);
+        for (const fs::path& p : {tree, build, grading}) {
+            fs::create_directories(p);
+            give_to(p.string(), options.run_as);
+        }
+        fs::create_directories(logs);  // the grader's: the judge writes the workers' logs there
+        ProcessResult configured = run_student({"cmake", "-S", tree.string(), "-B", build.string(), "-DCMAKE_BUILD_TYPE=Release",
+                                                "-DREDUCTION_GRADING_DIR=" + grading.string(), "-DGRADING_WORKERS=" + workers},
+                                               600);
         if (configured.exit_code != 0) {
             log = configured.timed_out ? "configure timed out\n" : "configure failed:\n" + last_lines(configured.output, 40);
             return false;
@@ -156,13 +285,10 @@ struct Grader {
         std::vector<std::string> make = {"cmake", "--build", build.string(), "--parallel",
                                          std::to_string(options.jobs > 0 ? options.jobs : static_cast<int>(cores)),
                                          "--target", "gpu_tests"};
-        for (int k : assignment.stages()) {
-            make.push_back(stage_name(k));
-            make.push_back("grade_" + stage_name(k));
-        }
-        ProcessResult built = run(make, options.build_timeout);
+        for (int k : assignment.stages()) make.push_back("grade_worker_" + stage_name(k));
+        ProcessResult built = run_student(make, options.build_timeout);
         if (built.timed_out) {
-            log = "the build did not finish in " + std::to_string(options.build_timeout) + " s";
+            log = "the build did not finish in time";
             return false;
         }
         if (built.exit_code != 0) {
@@ -172,110 +298,105 @@ struct Grader {
         return true;
     }
 
-    // "" when a GPU is there; else why not.
-    std::string gpu_description(int stage, bool& ok) {
-        const ProcessResult info = run({exe("grade_" + stage_name(stage)), "--device"}, 120);
-        ok = info.exit_code == 0;
-        return ok ? last_lines(info.output, 1) : "no usable GPU: " + last_lines(info.output, 3);
-    }
-
-    bool public_tests(int stage) {
+    // ------------------------------------------------------------ one stage
+    // The tree's own tests: the student reads them; they earn nothing, because their
+    // process contains the student's code and could say anything.
+    void public_tests_feedback(int stage) {
         const std::string name = stage_name(stage);
         std::string filter = "Stages/*/" + name + "_*";
         if (stage == 7) filter += ":Reduce7*";
-        const ProcessResult r = run({exe("gpu_tests"), "--gtest_filter=" + filter, "--gtest_brief=1"}, options.test_timeout);
-        std::string output;
-        bool passed = r.exit_code == 0 && !r.timed_out;
+        const ProcessResult r = run_student({(build / "bin" / "gpu_tests").string(), "--gtest_filter=" + filter,
+                                             "--gtest_brief=1"}, options.test_timeout);
         static const std::regex failure(R"(Failure|FAILED|not implemented|Expected|: got )");
+        std::string output = "Feedback only (no points): the tree's own tests, gpu_tests --gtest_filter=" + filter + ". ";
         if (r.timed_out) {
-            output = "the public tests did not finish in " + std::to_string(options.test_timeout) + " s";
-        } else if (r.output.find("[  SKIPPED ]") != std::string::npos) {
-            output = "the public tests were skipped: this machine has no usable GPU";
-            passed = false;
-            infrastructure_failed = true;
-        } else if (!passed) {
-            output = matching_lines(r.output, failure, 25);
+            output += "They did not finish in time.";
+        } else if (r.exit_code == 0) {
+            output += "They report that they passed.";
         } else {
-            output = "every public test of " + name + " passed";
+            output += "They report failures:\n" + matching_lines(r.output, failure, 25);
         }
-        add(name + ": public tests (gpu_tests --gtest_filter=" + filter + ")", Rubric::kPublicTests, passed, output);
-        return passed;
+        add(stage, "the tree's public tests (feedback, no points)", 0, r.exit_code == 0 && !r.timed_out, output, {"feedback"});
     }
 
-    bool hidden_group(int stage, const std::string& group) {
-        const std::string name = stage_name(stage);
-        const ProcessResult r = run({exe("grade_" + name), "--hidden", group, "--seed", std::to_string(seed), "--min-block",
-                                     std::to_string(grading_of(stage).min_block)},
-                                    options.test_timeout);
-        static const std::regex fail(R"(^FAIL|^SUMMARY)");
-        std::string output;
-        const bool passed = r.exit_code == 0 && !r.timed_out;
-        if (r.timed_out) {
-            static const std::regex last_case(R"(^CASE .*)");
-            std::string hung;
-            std::istringstream in(r.output);
-            for (std::string line; std::getline(in, line);) {
-                if (std::regex_match(line, last_case)) hung = line.substr(5);
+    bool correctness(int stage, const std::string& worker) {
+        const ProcessResult r = run_judge({"--correctness", "--worker", worker}, options.test_timeout * 3);
+        std::map<std::string, std::pair<bool, std::string>> groups;  // group -> passed, details
+        std::string pending;
+        std::istringstream in(r.output);
+        static const std::regex verdict(R"(^GROUP (\w+) (PASS|FAIL) (.*)$)");
+        for (std::string line; std::getline(in, line);) {
+            std::smatch m;
+            if (std::regex_match(line, m, verdict)) {
+                groups[m[1]] = {m[2] == "PASS", pending + m.str(3)};
+                pending.clear();
+            } else if (line.rfind("FAIL ", 0) == 0 || line.rfind("the worker ended", 0) == 0) {
+                pending += line + "\n";
             }
-            output = "did not finish in " + std::to_string(options.test_timeout) + " s; the last case started: " + hung;
-        } else {
-            output = matching_lines(r.output, fail, 12);
-            if (output.empty()) output = last_lines(r.output, 10);
         }
-        add(name + ": hidden cases, " + group, Rubric::kHiddenGroup, passed, output, "after_due_date");
-        return passed;
+        const std::string missing =
+            r.timed_out ? "the judge did not finish in time" : "not judged:\n" + last_lines(r.output, 6);
+        bool all = true;
+        auto verdict_of = [&](const std::string& group) {
+            const auto it = groups.find(group);
+            const bool passed = it != groups.end() && it->second.first;
+            all = all && passed;
+            return std::make_pair(passed, it != groups.end() ? it->second.second : missing);
+        };
+        const auto pub = verdict_of("public");
+        add(stage, "public cases (the public tests' sizes, fresh inputs, checked by the grader)", Rubric::kPublicTests,
+            pub.first, pub.second, {"public"});
+        for (const std::string& group : hidden_groups()) {
+            const auto v = verdict_of(group);
+            add(stage, "hidden cases, " + group, Rubric::kHiddenGroup, v.first, v.second, {"hidden", group}, "after_due_date");
+        }
+        return all;
     }
 
-    void sanitizer_test(int stage, const std::string& tool, double points, bool correct) {
-        const std::string name = stage_name(stage);
-        const std::string title = name + ": " + tool;
+    void sanitizer_test(int stage, const std::string& tool, double points, bool correct, const std::string& worker) {
         if (!correct) {
-            add(title, points, false, "not run: the stage must pass every public and hidden test first");
+            add(stage, tool, points, false, "not run: the stage must pass every public and hidden case first", {"sanitizer"});
             return;
         }
         if (sanitizer.empty()) {
-            add(title, points, false, "compute-sanitizer not found on the grading machine (it ships with the CUDA Toolkit)");
+            add(stage, tool, points, false, "compute-sanitizer not found on the grading machine (it ships with the CUDA Toolkit)",
+                {"sanitizer"});
             infrastructure_failed = true;
             return;
         }
-        // racecheck: a small input keeps it quick; memcheck: an odd size, so every partial
-        // block and tail runs.
-        const std::string n = tool == "racecheck" ? "2^16" : "1000003";
-        std::vector<std::string> argv = {sanitizer, "--tool", tool};
-        if (tool == "racecheck") argv.insert(argv.end(), {"--racecheck-report", "analysis"});
-        argv.insert(argv.end(), {exe(name), "--no-baseline", "--n", n, "--type", "int", "--iters", "1", "--warmup", "0",
-                                 "--seed", std::to_string(seed % 1000000)});
-        const ProcessResult r = run(argv, options.test_timeout);
-        const std::regex summary(tool == "racecheck" ? R"(RACECHECK SUMMARY: (\d+) hazard)" : R"(ERROR SUMMARY: (\d+) error)");
-        std::smatch m;
-        const bool found = std::regex_search(r.output, m, summary);
-        const bool clean = found && std::stoi(m[1]) == 0 && r.exit_code == 0;
+        const ProcessResult r = run_judge({"--sanitize", tool, "--sanitizer", sanitizer, "--worker", worker},
+                                          options.test_timeout);
+        const auto verdicts = lines_starting(r.output, "SANITIZER " + tool + " ");
         std::string output;
-        if (r.timed_out) {
-            output = tool + " did not finish in " + std::to_string(options.test_timeout) + " s";
-        } else if (!found) {
-            output = tool + " printed no summary (exit " + std::to_string(r.exit_code) + "):\n" + last_lines(r.output, 15);
+        bool clean = false;
+        if (verdicts.empty()) {
+            output = r.timed_out ? tool + " did not finish in time" : "no verdict:\n" + last_lines(r.output, 8);
         } else {
-            static const std::regex detail(R"(hazard|Hazard|Invalid|error|SUMMARY)");
-            output = clean ? m.str(0) + "s, at n = " + n : matching_lines(r.output, detail, 15);
+            const std::string& v = verdicts.back();
+            clean = v.rfind("CLEAN ", 0) == 0;
+            output = v.substr(v.find(' ') + 1);
+            for (const std::string& d : lines_starting(r.output, "DETAIL ")) output += "\n" + d;
         }
-        add(title, points, clean, output);
+        add(stage, tool, points, clean, output, {"sanitizer"});
     }
 
-    void performance(int stage, bool correct) {
-        const std::string name = stage_name(stage);
+    void performance(int stage, bool correct, const std::string& worker) {
         const StageGrading& grading = grading_of(stage);
-        const std::string title = name + ": performance (at most " + fixed(grading.max_time_ratio, 2) +
-                                  "x the reference solution's time)";
+        const std::string title = "performance (at most " + fixed(grading.max_time_ratio, 2) + "x the reference solution's time)";
         if (!correct) {
-            add(title, Rubric::kPerformance, false, "not measured: the stage must pass every public and hidden test first");
+            add(stage, title, Rubric::kPerformance, false, "not measured: the stage must pass every public and hidden case first",
+                {"performance"});
             return;
         }
-        const ProcessResult r = run({exe("grade_" + name), "--perf", "--seed", std::to_string(seed)}, options.test_timeout);
+        const fs::path reference_build = trusted / "reference-build";
+        const ProcessResult r = run_judge({"--perf", "--worker", worker, "--reference", worker_of(reference_build, stage),
+                                           "--previous", worker_of(reference_build, stage - 1)},
+                                          options.test_timeout);
         const auto t = parse_perf(r.output);
-        if (r.exit_code != 0 || !t.count("submission") || !t.count("reference") || !t.count("previous")) {
-            add(title, Rubric::kPerformance, false,
-                (r.timed_out ? std::string("timed out\n") : std::string()) + last_lines(r.output, 12));
+        if (!t.count("submission") || !t.count("reference") || !t.count("previous")) {
+            std::string why = r.timed_out ? "timed out\n" : "";
+            for (const std::string& f : lines_starting(r.output, "PERF submission FAILED ")) why += f + "\n";
+            add(stage, title, Rubric::kPerformance, false, why + last_lines(r.output, 6), {"performance"});
             return;
         }
         const Timing& sub = t.at("submission");
@@ -283,25 +404,45 @@ struct Grader {
         const Timing& prev = t.at("previous");
         const double vs_reference = sub.median / ref.median;
         const double vs_previous = sub.median / prev.median;
-        const bool passed = sub.verified && vs_reference <= grading.max_time_ratio;
+        const auto floor = lines_starting(r.output, "FLOOR ");
+        const bool floor_broken = !floor.empty() && floor.back().find("BROKEN") != std::string::npos;
+        const bool passed = sub.verified && !floor_broken && vs_reference <= grading.max_time_ratio;
         std::ostringstream out;
-        out << "median time " << fixed(sub.median * 1000, 1) << " us (" << fixed(sub.min * 1000, 1) << " - "
+        out << "median time " << fixed(sub.median * 1000, 1) << " us per reduction (" << fixed(sub.min * 1000, 1) << " - "
             << fixed(sub.max * 1000, 1) << " over the rounds): " << fixed(vs_reference, 3)
             << "x the reference solution's " << fixed(ref.median * 1000, 1) << " us and " << fixed(vs_previous, 3)
             << "x the previous stage's (" << stage_name(stage - 1) << ") " << fixed(prev.median * 1000, 1)
-            << " us, on this GPU.\nFull points at or below " << fixed(grading.max_time_ratio, 2)
-            << "x the reference; on this GPU the previous stage takes " << fixed(prev.median / ref.median, 3)
-            << "x the reference's time.";
-        if (!sub.verified) out << "\nA timed run gave a wrong sum: no points.";
-        add(title, Rubric::kPerformance, passed, out.str());
+            << " us, on this GPU, each in its own process, timed by the grader.\nFull points at or below "
+            << fixed(grading.max_time_ratio, 2) << "x the reference; on this GPU the previous stage takes "
+            << fixed(prev.median / ref.median, 3) << "x the reference's time.";
+        if (!sub.verified) {
+            out << "\nA timed run gave a wrong sum: no points.";
+            for (const std::string& f : lines_starting(r.output, "PERF_FAILURE submission ")) out << " " << f;
+        }
+        if (floor_broken) out << "\nA timed batch was faster than the GPU's memory can read its inputs: not credible, no points (" << floor.back() << ").";
+        add(stage, title, Rubric::kPerformance, passed, out.str(), {"performance"});
+        ratios.push_back({stage, vs_reference, vs_previous, prev.median / ref.median});
     }
+    struct Ratio {
+        int stage;
+        double vs_reference, vs_previous, previous_vs_reference;
+    };
+    std::vector<Ratio> ratios;
 
     void grade_stage(int stage) {
-        bool correct = public_tests(stage);
-        for (const std::string& group : hidden_groups()) correct = hidden_group(stage, group) && correct;
-        sanitizer_test(stage, "racecheck", Rubric::kRacecheck, correct);
-        sanitizer_test(stage, "memcheck", Rubric::kMemcheck, correct);
-        performance(stage, correct);
+        line_number = 0;
+        current_min_block = grading_of(stage).min_block;
+        if (out_of_time()) {
+            add_zeros(stage, out_of_time_text());
+            return;
+        }
+        const std::string worker = worker_of(build, stage);
+        public_tests_feedback(stage);
+        bool correct = !out_of_time() && correctness(stage, worker);
+        if (out_of_time() && !correct && results.tests.back().output.empty()) results.tests.back().output = out_of_time_text();
+        sanitizer_test(stage, "racecheck", Rubric::kRacecheck, correct && !out_of_time(), worker);
+        sanitizer_test(stage, "memcheck", Rubric::kMemcheck, correct && !out_of_time(), worker);
+        performance(stage, correct && !out_of_time(), worker);
     }
 };
 
@@ -312,6 +453,20 @@ std::string find_sanitizer(const std::string& given) {
         found = "/usr/local/cuda/bin/compute-sanitizer";
     }
     return found;
+}
+
+// The source check of every submitted file; "" when all may be built.
+std::string source_problems(const fs::path& autograder, const std::map<std::string, std::string>& editable) {
+    SourcePolicy policy = default_source_policy();
+    if (fs::exists(autograder / "source_policy.txt")) policy = read_source_policy(read_file(autograder / "source_policy.txt"));
+    std::string problems;
+    for (const auto& [path, text] : editable) {
+        const int stage = stage_of(path);
+        for (const std::string& p : check_source(path, text, stage, local_headers(autograder / "student_tree", stage), policy)) {
+            problems += p + "\n";
+        }
+    }
+    return problems;
 }
 
 }  // namespace
@@ -327,6 +482,12 @@ std::string check_submission(const fs::path& autograder, const fs::path& submiss
     for (const std::string& p : editable_paths) allowed += (allowed.empty() ? "" : ", ") + p;
     for (const ManifestEntry& e : entries) {
         const fs::path file = submission / e.path;
+        // A link could point the grader (root, on Gradescope) at a file of its own.
+        for (fs::path p = file; p != submission && p.has_parent_path(); p = p.parent_path()) {
+            if (fs::is_symlink(fs::symlink_status(p))) {
+                return "refused: " + e.path + " is (or lies under) a symbolic link; submit plain files. Score 0.";
+            }
+        }
         if (!fs::is_regular_file(file)) continue;  // not submitted: the handed-out file is used
         const std::string text = read_file(file);
         if (e.role == "editable") {
@@ -337,7 +498,8 @@ std::string check_submission(const fs::path& autograder, const fs::path& submiss
         }
     }
     // A Gradescope upload of the one file of a one-stage assignment arrives without its folder.
-    if (editable.empty() && editable_paths.size() == 1 && fs::is_regular_file(submission / "kernel.cu")) {
+    if (editable.empty() && editable_paths.size() == 1 && !fs::is_symlink(fs::symlink_status(submission / "kernel.cu")) &&
+        fs::is_regular_file(submission / "kernel.cu")) {
         editable[editable_paths[0]] = read_file(submission / "kernel.cu");
     }
     for (const std::string& p : editable_paths) {
@@ -346,57 +508,97 @@ std::string check_submission(const fs::path& autograder, const fs::path& submiss
     return "";
 }
 
+std::string prepare(const GradeOptions& options) {
+    Grader g(options, parse_assignment(trimmed(read_file(options.autograder / "assignment.txt"))));
+    g.trusted = options.trusted.empty() ? options.work / "trusted" : options.trusted;
+    return g.prepare_trusted();
+}
+
 Graded grade(const GradeOptions& options) {
-    const auto start = std::chrono::steady_clock::now();
     Graded graded;
     Grader g(options, parse_assignment(trimmed(read_file(options.autograder / "assignment.txt"))));
     g.tree = options.work / "tree";
     g.build = options.work / "build";
-    g.grading = fs::absolute(options.autograder / "grading");
+    g.logs = options.work / "logs";
+    g.trusted = options.trusted.empty() ? options.work / "trusted" : options.trusted;
     g.sanitizer = find_sanitizer(options.sanitizer);
     g.seed = options.seed;
     if (g.seed == 0) {
         std::random_device device;
         g.seed = (std::uint64_t(device()) << 32 | device()) % 1000000000000ULL + 1;
     }
+    become_subreaper();  // nothing a step starts outlives it (kill_leftovers after each)
     std::ostringstream header;
     header << "Assignment " << g.assignment.name() << ", graded " << utc_now() << ", seed " << g.seed << ".";
+    const bool isolated = !options.run_as.empty() && geteuid() == 0;
+    const std::string isolation =
+        isolated ? "the submission was built and run as the user " + options.run_as +
+                       ", apart from the grader; every point was decided by the grader's own process"
+                 : "the submission ran as the grader's own user (not root, or no --run-as): it could read the "
+                   "autograder's files; every point was still decided by the grader's own process";
+    header << "\nIsolation: " << isolation << ".";
+    g.results.extra_data.push_back({"seed", std::to_string(g.seed)});
+    g.results.extra_data.push_back({"isolated", isolated ? "true" : "false"});
 
-    std::map<std::string, std::string> editable;
-    const std::string refusal = check_submission(options.autograder, options.submission, editable);
-    if (!refusal.empty()) {
-        g.results.output = header.str() + "\n" + refusal;
-        for (int k : g.assignment.stages()) g.add_zeros(k, refusal);
+    auto finish = [&](int status) {
+        g.results.output = header.str();
+        g.results.execution_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - g.start).count();
         graded.results = g.results;
-        graded.exit_status = 1;
+        graded.exit_status = status;
         return graded;
+    };
+    std::map<std::string, std::string> editable;
+    std::string refusal = check_submission(options.autograder, options.submission, editable);
+    if (refusal.empty()) {
+        const std::string problems = source_problems(options.autograder, editable);
+        if (!problems.empty()) {
+            refusal = "refused by the source check (what a kernel.cu may contain: the handout and source_policy.txt). "
+                      "Score 0:\n" + problems;
+        }
     }
-    g.sync_tree(editable);
+    if (!refusal.empty()) {
+        header << "\n" << refusal;
+        for (int k : g.assignment.stages()) g.add_zeros(k, refusal);
+        return finish(1);
+    }
+    const std::string unprepared = g.prepare_trusted();
+    if (!unprepared.empty()) {
+        header << "\nThe grader could not grade: " << unprepared;
+        for (int k : g.assignment.stages()) g.add_zeros(k, "not graded: the grader's own programs are not ready");
+        return finish(3);
+    }
+    g.sync_files(options.autograder / "student_tree", g.tree, editable);
     std::string build_log;
-    const bool built = g.build_everything(build_log);
+    const bool built = g.build_submission(build_log);
     for (int k : g.assignment.stages()) {
-        g.add(stage_name(k) + ": build", 0, built, built ? "built" : build_log);
+        g.line_number = 0;
+        g.results.tests.push_back(TestResult{std::to_string(k) + ".0", stage_name(k) + ": build", 0, 0, built,
+                                             built ? "built" : build_log, "visible", {stage_name(k), "build"}});
     }
     if (!built) {
         for (int k : g.assignment.stages()) g.add_zeros(k, "not run: the build failed");
         header << "\nThe build failed: see the build test's output for the compiler's errors.";
-    } else {
-        bool gpu = false;
-        const std::string device = g.gpu_description(g.assignment.first, gpu);
-        header << "\nGPU: " << device;
-        if (!gpu) {
-            for (int k : g.assignment.stages()) g.add_zeros(k, "not graded: " + device);
-            g.infrastructure_failed = true;
-        } else {
-            for (int k : g.assignment.stages()) g.grade_stage(k);
-        }
+        return finish(1);
     }
-    g.results.output = header.str();
-    g.results.execution_time =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    graded.results = g.results;
-    graded.exit_status = g.infrastructure_failed ? 3 : (g.results.score() == g.results.max_score() ? 0 : 1);
-    return graded;
+    const ProcessResult device = g.run_judge({"--device"}, 120);
+    const std::string gpu = last_lines(device.output, 1);
+    header << "\nGPU: " << (device.exit_code == 0 ? gpu : "none usable: " + gpu);
+    g.results.extra_data.push_back({"gpu", json_escape(trimmed(gpu))});
+    if (device.exit_code != 0) {
+        for (int k : g.assignment.stages()) g.add_zeros(k, "not graded: no usable GPU: " + gpu);
+        return finish(3);
+    }
+    for (int k : g.assignment.stages()) g.grade_stage(k);
+    std::string ratios;
+    for (const auto& r : g.ratios) {
+        ratios += std::string(ratios.empty() ? "" : ", ") + json_escape(stage_name(r.stage)) + ": {\"vs_reference\": " +
+                  fixed(r.vs_reference, 4) + ", \"vs_previous\": " + fixed(r.vs_previous, 4) +
+                  ", \"previous_vs_reference\": " + fixed(r.previous_vs_reference, 4) + "}";
+        g.results.leaderboard.push_back({stage_name(r.stage) + " time / reference", r.vs_reference, true});
+    }
+    g.results.extra_data.push_back({"time_ratios", "{" + ratios + "}"});
+    const bool full = g.results.score() == g.results.max_score();
+    return finish(g.infrastructure_failed ? 3 : (full ? 0 : 1));
 }
 
 }  // namespace classroom

@@ -1,17 +1,23 @@
 // classroom grade: grades a student tree or a submission folder against an autograder.
 //
+// No point comes from a process that contains the student's code (docs/classroom.md,
+// "The threat model"):
 // 1. Tamper check: every handed-out file the submission contains, other than the files the
-//    student edits, must hash as the generator recorded (manifest.txt); else the grader
-//    refuses with one line and a zero. Only the editable files are taken from it.
-// 2. Build: the autograder's own copy of the student tree, with the editable files in
-//    place, plus the grading programs (grading/), under a time limit; compiler errors are
-//    shown to the student.
-// 3. Correctness: the tree's public GPU tests of each stage, then the hidden groups, each
-//    under a time limit, with a fresh seed every grading.
-// 4. Races: compute-sanitizer racecheck and memcheck on the stage, once it is correct.
-// 5. Performance, once it is correct: the median time against the reference solution and
-//    against the previous stage, in one process on this GPU.
-// 6. The report, Gradescope's results.json, and the exit status: 0 full marks, 1 points
+//    student edits, must hash as the generator recorded (manifest.txt).
+// 2. Source check (source_check.h): what a kernel.cu may contain; refused with the line
+//    and the reason, and a zero, before anything is compiled.
+// 3. The trusted programs, built from the autograder alone (classroom prepare; on
+//    Gradescope at setup, their sources then removed): the judge, and the workers of the
+//    instructor's solutions.
+// 4. Build: a copy of the student tree with the submitted kernels, and the student's
+//    worker (grade_worker_reduceN: the stage's kernel.cu and the harness, nothing else), as
+//    the student's user when the grader is root (--run-as).
+// 5. Per stage: the tree's own tests, as feedback worth no points; then the judge: the
+//    public and hidden cases, racecheck and memcheck (the sanitizer's own exit status and
+//    log) and the time against the reference and the previous stage, each program in its
+//    own worker. The judge makes the inputs, checks every sum and keeps the time.
+// 6. Every step in its own process group, and whatever it leaves behind killed after it.
+// 7. The report, Gradescope's results.json, and the exit status: 0 full marks, 1 points
 //    lost, 2 a usage error, 3 the grader could not grade (no GPU, no compute-sanitizer,
 //    a broken autograder).
 #pragma once
@@ -36,6 +42,9 @@ struct GradeOptions {
     int build_timeout = 1800;
     int test_timeout = 600;
     std::string sanitizer;  // compute-sanitizer to use; empty: PATH, then /usr/local/cuda/bin
+    fs::path trusted;       // the judge and the reference workers (empty: <work>/trusted)
+    std::string run_as;     // as root: the user the student's build and workers run as
+    int time_budget = 0;    // seconds for the whole grading, results included (0: none)
 };
 
 struct Graded {
@@ -44,6 +53,10 @@ struct Graded {
 };
 
 Graded grade(const GradeOptions& options);
+
+// Builds the trusted programs (the judge and the reference workers) into options.trusted;
+// "" when they are ready, else why not. `classroom prepare`, and the first grading.
+std::string prepare(const GradeOptions& options);
 
 // The tamper check alone: "" when the submission may be graded, else the one-line reason.
 // `editable` receives the submission's copy of each editable file (path -> text).

@@ -52,15 +52,37 @@ std::string results_json(const GradeResults& results) {
     out += "  \"execution_time\": " + number(results.execution_time) + ",\n";
     out += "  \"output\": " + json_escape(results.output) + ",\n";
     out += "  \"stdout_visibility\": \"hidden\",\n";
+    if (!results.leaderboard.empty()) {
+        out += "  \"leaderboard\": [";
+        for (std::size_t i = 0; i < results.leaderboard.size(); ++i) {
+            const LeaderboardEntry& e = results.leaderboard[i];
+            out += std::string(i ? ", " : "") + "{\"name\": " + json_escape(e.name) + ", \"value\": " + number(e.value) +
+                   (e.ascending ? ", \"order\": \"asc\"}" : "}");
+        }
+        out += "],\n";
+    }
+    if (!results.extra_data.empty()) {
+        out += "  \"extra_data\": {";
+        for (std::size_t i = 0; i < results.extra_data.size(); ++i) {
+            out += std::string(i ? ", " : "") + json_escape(results.extra_data[i].first) + ": " + results.extra_data[i].second;
+        }
+        out += "},\n";
+    }
     out += "  \"tests\": [";
     for (std::size_t i = 0; i < results.tests.size(); ++i) {
         const TestResult& t = results.tests[i];
         out += i ? ",\n    {" : "\n    {";
+        if (!t.number.empty()) out += "\"number\": " + json_escape(t.number) + ", ";
         out += "\"name\": " + json_escape(t.name) + ", ";
         out += "\"score\": " + number(t.score) + ", ";
         out += "\"max_score\": " + number(t.max_score) + ", ";
         out += "\"status\": " + json_escape(t.passed ? "passed" : "failed") + ", ";
         out += "\"visibility\": " + json_escape(t.visibility) + ", ";
+        if (!t.tags.empty()) {
+            out += "\"tags\": [";
+            for (std::size_t k = 0; k < t.tags.size(); ++k) out += (k ? ", " : "") + json_escape(t.tags[k]);
+            out += "], ";
+        }
         out += "\"output\": " + json_escape(t.output) + "}";
     }
     out += results.tests.empty() ? "]\n" : "\n  ]\n";

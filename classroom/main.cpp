@@ -12,11 +12,14 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "assignment.h"
 #include "generator.h"
 #include "grader.h"
 #include "leaks.h"
 #include "markers.h"
+#include "process.h"
 
 #ifndef CLASSROOM_REPOSITORY
 #define CLASSROOM_REPOSITORY "."
@@ -33,8 +36,13 @@ const char* kUsage =
     "      hand out), DIR/autograder and DIR/autograder.zip (for Gradescope); never hand out the autograder.\n"
     "  classroom grade --autograder DIR --submission DIR [--work DIR] [--results FILE] [--report FILE]\n"
     "                  [--seed S] [--jobs J] [--build-timeout SECONDS] [--test-timeout SECONDS] [--sanitizer PATH]\n"
+    "                  [--trusted DIR] [--run-as USER] [--time-budget SECONDS]\n"
     "      Grades a student tree, or a folder holding the edited reduceN/kernel.cu files, on this machine's GPU.\n"
+    "      As root, --run-as USER builds and runs the submission as USER, apart from the grader.\n"
     "      Exit status: 0 full marks, 1 points lost, 2 usage error, 3 the grader could not grade.\n"
+    "  classroom prepare --autograder DIR [--trusted DIR] [--jobs J]\n"
+    "      Builds the grader's own programs (the judge, the reference workers) from the autograder alone;\n"
+    "      Gradescope's setup.sh runs it, then removes their sources.\n"
     "  classroom check [--repo DIR]\n"
     "      Checks the solution markers of every stage and that no assignment's tree leaks a solution line.\n";
 
@@ -114,7 +122,8 @@ int main(int argc, char** argv) {
         }
         if (command == "grade") {
             const Args args = parse(argc, argv, {"--autograder", "--submission", "--work", "--results", "--report", "--seed",
-                                                 "--jobs", "--build-timeout", "--test-timeout", "--sanitizer"});
+                                                 "--jobs", "--build-timeout", "--test-timeout", "--sanitizer",
+                                                 "--trusted", "--run-as", "--time-budget"});
             if (!args.positional.empty() || !args.named.count("--autograder") || !args.named.count("--submission")) {
                 throw Usage("grade needs --autograder DIR and --submission DIR");
             }
@@ -140,6 +149,15 @@ int main(int argc, char** argv) {
             options.jobs = number(args, "--jobs", 0);
             options.build_timeout = number(args, "--build-timeout", options.build_timeout);
             options.test_timeout = number(args, "--test-timeout", options.test_timeout);
+            options.time_budget = number(args, "--time-budget", 0);
+            if (args.named.count("--trusted")) options.trusted = fs::absolute(args.named.at("--trusted"));
+            if (args.named.count("--run-as")) {
+                options.run_as = args.named.at("--run-as");
+                unsigned uid = 0, gid = 0;
+                if (!user_ids(options.run_as, uid, gid)) throw Usage("--run-as: no user " + options.run_as);
+                if (uid == 0) throw Usage("--run-as needs an unprivileged user, not root");
+                if (geteuid() != 0) throw Usage("--run-as needs the grader to run as root");
+            }
             const Graded graded = grade(options);
             write_report(std::cout, graded.results);
             if (!options.report.empty()) {
@@ -148,6 +166,22 @@ int main(int argc, char** argv) {
             }
             if (!options.results.empty()) write_file(options.results, results_json(graded.results));
             return graded.exit_status;
+        }
+        if (command == "prepare") {
+            const Args args = parse(argc, argv, {"--autograder", "--trusted", "--jobs"});
+            if (!args.named.count("--autograder")) throw Usage("prepare needs --autograder DIR");
+            GradeOptions options;
+            options.autograder = fs::absolute(args.named.at("--autograder"));
+            options.trusted = fs::absolute(args.named.count("--trusted") ? fs::path(args.named.at("--trusted"))
+                                                                         : fs::temp_directory_path() / "classroom-work/trusted");
+            options.jobs = number(args, "--jobs", 0);
+            const std::string error = prepare(options);
+            if (!error.empty()) {
+                std::fprintf(stderr, "classroom: %s\n", error.c_str());
+                return 3;
+            }
+            std::cout << "the judge and the reference workers are ready in " << options.trusted.string() << "\n";
+            return 0;
         }
         if (command == "check") {
             const Args args = parse(argc, argv, {"--repo"});

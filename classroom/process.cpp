@@ -1,7 +1,11 @@
 #include "process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,7 +31,30 @@ std::string find_program(const std::string& name) {
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& directory, int timeout_seconds) {
+    RunSpec spec;
+    spec.directory = directory;
+    spec.timeout_seconds = timeout_seconds;
+    return run_process(argv, spec);
+}
+
+bool user_ids(const std::string& user, unsigned& uid, unsigned& gid) {
+    const passwd* pw = getpwnam(user.c_str());
+    if (!pw) return false;
+    uid = pw->pw_uid;
+    gid = pw->pw_gid;
+    return true;
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& spec) {
+    const std::string& directory = spec.directory;
+    const int timeout_seconds = spec.timeout_seconds;
+    unsigned uid = 0, gid = 0;
+    const bool drop = !spec.run_as.empty() && geteuid() == 0;
     ProcessResult result;
+    if (drop && !user_ids(spec.run_as, uid, gid)) {
+        result.output = "no user " + spec.run_as;
+        return result;
+    }
     const auto start = std::chrono::steady_clock::now();
     // The output goes to a file, not a pipe: nothing to drain while waiting, however much
     // a compiler prints.
@@ -42,6 +69,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
         setpgid(0, 0);  // its own process group, so a timeout kills its children too
         dup2(log, STDOUT_FILENO);
         dup2(log, STDERR_FILENO);
+        if (drop && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(126);
+        for (const std::string& e : spec.extra_env) putenv(const_cast<char*>(e.c_str()));
         if (!directory.empty() && chdir(directory.c_str()) != 0) _exit(127);
         std::vector<char*> args;
         for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -79,6 +108,76 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::strin
     }
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return result;
+}
+
+void become_subreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }
+
+namespace {
+
+// The processes whose parent is this one, from /proc.
+std::vector<pid_t> children_of_me() {
+    std::vector<pid_t> found;
+    const pid_t me = getpid();
+    DIR* proc = opendir("/proc");
+    if (!proc) return found;
+    while (const dirent* entry = readdir(proc)) {
+        const pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+        if (pid <= 0) continue;
+        std::string stat;
+        try {
+            stat = read_file("/proc/" + std::string(entry->d_name) + "/stat");
+        } catch (const std::exception&) {
+            continue;  // it ended while we looked
+        }
+        const auto close_paren = stat.rfind(')');  // the name may hold spaces and parentheses
+        if (close_paren == std::string::npos) continue;
+        std::istringstream rest(stat.substr(close_paren + 1));
+        std::string state;
+        long parent = 0;
+        rest >> state >> parent;
+        if (parent == me) found.push_back(pid);
+    }
+    closedir(proc);
+    return found;
+}
+
+}  // namespace
+
+int kill_leftovers(const std::string& user) {
+    int killed = 0;
+    unsigned uid = 0, gid = 0;
+    if (!user.empty() && geteuid() == 0 && user_ids(user, uid, gid) && uid != 0) {
+        // kill(-1) from a process of that user reaches every process of that user.
+        const pid_t pid = fork();
+        if (pid == 0) {
+            if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(1);
+            signal(SIGKILL, SIG_DFL);
+            kill(-1, SIGKILL);
+            _exit(0);
+        }
+        if (pid > 0) waitpid(pid, nullptr, 0);
+    }
+    for (int pass = 0; pass < 50; ++pass) {
+        const std::vector<pid_t> orphans = children_of_me();
+        if (orphans.empty()) break;
+        for (pid_t pid : orphans) {
+            kill(pid, SIGKILL);
+            waitpid(pid, nullptr, 0);
+            ++killed;
+        }
+    }
+    return killed;
+}
+
+void give_to(const std::string& path, const std::string& user) {
+    unsigned uid = 0, gid = 0;
+    if (geteuid() != 0 || user.empty() || !user_ids(user, uid, gid)) return;
+    std::error_code ignored;
+    if (lchown(path.c_str(), uid, gid) != 0) return;
+    for (auto it = fs::recursive_directory_iterator(path, ignored); it != fs::recursive_directory_iterator();
+         it.increment(ignored)) {
+        if (lchown(it->path().c_str(), uid, gid) != 0) return;
+    }
 }
 
 }  // namespace classroom

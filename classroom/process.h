@@ -17,6 +17,28 @@ struct ProcessResult {
 // Runs argv[0] (looked up in PATH) with the arguments, in `directory` (empty: here).
 ProcessResult run_process(const std::vector<std::string>& argv, const std::string& directory, int timeout_seconds);
 
+// The same, with more control. `run_as`: a user name the program runs as (only when this
+// process is root; "" keeps ours). `extra_env`: "NAME=value" added to the environment.
+struct RunSpec {
+    std::string directory;
+    int timeout_seconds = 600;
+    std::string run_as;
+    std::vector<std::string> extra_env;
+};
+ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& spec);
+
+// Makes this process the reaper of every orphan among its descendants (Linux's child
+// subreaper), so that a process a step leaves behind, even one that started a session of
+// its own, stays this process's child and can be ended.
+void become_subreaper();
+// Ends every leftover: each orphan this process adopted (become_subreaper), and, when this
+// process is root and `user` is given, every process of that user. Returns how many.
+int kill_leftovers(const std::string& user);
+// Hands a folder and everything in it to `user` (root only; a no-op otherwise).
+void give_to(const std::string& path, const std::string& user);
+// uid and gid of a user; false when there is no such user.
+bool user_ids(const std::string& user, unsigned& uid, unsigned& gid);
+
 // argv[0] found in PATH, or "" (for a clear message before trying to run it).
 std::string find_program(const std::string& name);
 

@@ -3,18 +3,42 @@
 # /autograder/source). The image must already have what the course's GPU runner provides:
 # the NVIDIA driver, the CUDA Toolkit (nvcc, compute-sanitizer), CMake 3.24+, a C++17
 # compiler and GoogleTest (docs/classroom.md, "Gradescope").
+#
+# It builds everything the grader trusts from the autograder alone, then removes what a
+# student's code must never read: the solutions, the hidden cases (judge.cu) and the
+# grader's sources. Submissions are built and run as the unprivileged user below.
 set -euo pipefail
 cd /autograder/source
 command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+student_user=classroom-student
 
 # The grader itself: host C++ only.
 cmake -S tool -B /autograder/classroom-build -DCMAKE_BUILD_TYPE=Release
 cmake --build /autograder/classroom-build --parallel
 
-# Build the handed-out tree once now, so that grading a submission recompiles only the
-# files it changes. CUDAARCHS names the runner's GPU when the image is built without one.
-mkdir -p /autograder/work/tree
+# The user the student's build and code run as: no home, no shell, no rights here.
+id -u "$student_user" >/dev/null 2>&1 ||
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$student_user"
+
+# The judge and the workers of the instructor's solutions. CUDAARCHS names the runner's
+# GPU when the image is built without one.
+/autograder/classroom-build/classroom prepare --autograder /autograder/source --trusted /autograder/trusted
+
+# The handed-out tree, built once now as the student's user, so that grading a submission
+# recompiles only the files it changes.
+mkdir -p /autograder/work/tree /autograder/work/grading
 cp -a student_tree/. /autograder/work/tree/
-cmake -S /autograder/work/tree -B /autograder/work/build -DCMAKE_BUILD_TYPE=Release \
-      -DREDUCTION_GRADING_DIR=/autograder/source/grading
-cmake --build /autograder/work/build --parallel
+cp -a grading/. /autograder/work/grading/
+workers=$(sed -n 's/^set(GRADED_STAGES \(.*\))$/\1/p' grading/assignment.cmake | tr ' ' ';')
+chown -R "$student_user": /autograder/work
+runuser -u "$student_user" -- cmake -S /autograder/work/tree -B /autograder/work/build -DCMAKE_BUILD_TYPE=Release \
+      -DREDUCTION_GRADING_DIR=/autograder/work/grading "-DGRADING_WORKERS=$workers"
+runuser -u "$student_user" -- cmake --build /autograder/work/build --parallel --target gpu_tests \
+      $(for s in ${workers//;/ }; do echo "grade_worker_$s"; done)
+
+# Nothing of the grader's may be read by the student's user: remove the sources it no
+# longer needs, and close the rest to everyone but root.
+rm -rf /autograder/source/solution /autograder/source/judge /autograder/source/tool /autograder/trusted/reference-tree
+chmod 700 /autograder/source /autograder/trusted /autograder/classroom-build
+mkdir -p /autograder/results
+chmod 755 /autograder/results

@@ -237,7 +237,8 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
 
     // The autograder holds what the student tree must not: solutions, hidden cases, hashes.
     for (const char* path : {"manifest.txt", "solution/reduce4/kernel.cu", "solution/reduce3/kernel.cu",
-                             "grading/grade_stage.cu", "grading/assignment.cmake", "tool/grader.cpp", "setup.sh",
+                             "grading/worker.cu", "grading/protocol.h", "grading/assignment.cmake", "judge/judge.cu",
+                             "judge/CMakeLists.txt", "source_policy.txt", "tool/grader.cpp", "tool/source_check.cpp", "setup.sh",
                              "run_autograder", "student_tree/reduce4/kernel.cu"}) {
         EXPECT_TRUE(fs::is_regular_file(out / "autograder" / path)) << path;
     }
@@ -284,17 +285,37 @@ TEST(Results, JsonFollowsGradescopeSpecification) {
     GradeResults results;
     results.output = "Assignment reduce4, seed 42.\nGPU: a \"quoted\" name\\with a backslash";
     results.execution_time = 12.5;
-    results.tests.push_back({"reduce4: public tests", 20, 20, true, "every public test passed"});
-    results.tests.push_back({"reduce4: hidden cases, int", 0, 10, false,
-                             "FAIL n=3 type=int block=64: expected 5, got 7\ttab\x01" "control", "after_due_date"});
-    results.tests.push_back({"reduce4: performance", 25, 25, true, ""});
+    results.tests.push_back({"4.1", "reduce4: public cases", 20, 20, true, "every public case was right", "visible",
+                             {"reduce4", "public"}});
+    results.tests.push_back({"4.2", "reduce4: hidden cases, int", 0, 10, false,
+                             "FAIL n=3 type=int block=64: expected 5, got 7\ttab\x01" "control", "after_due_date",
+                             {"reduce4", "hidden", "int"}});
+    results.tests.push_back({"", "reduce4: performance", 25, 25, true, "", "visible", {}});
+    results.leaderboard.push_back({"reduce4 time / reference", 1.0123, true});
+    results.extra_data.push_back({"seed", "42"});
+    results.extra_data.push_back({"time_ratios", "{\"reduce4\": {\"vs_reference\": 1.0123}}"});
     const std::string text = results_json(results);
-    expect_gradescope_results(parse_json(text), results);
-    EXPECT_EQ(parse_json(text).at("tests").array[1].at("visibility").string, "after_due_date");
-    // No tests at all (a refusal): still valid, score 0.
+    const Json r = parse_json(text);
+    expect_gradescope_results(r, results);
+    EXPECT_EQ(r.at("tests").array[1].at("visibility").string, "after_due_date");
+    EXPECT_EQ(r.at("tests").array[0].at("number").string, "4.1");
+    ASSERT_EQ(r.at("tests").array[1].at("tags").array.size(), 3u);
+    EXPECT_EQ(r.at("tests").array[1].at("tags").array[2].string, "int");
+    EXPECT_FALSE(r.at("tests").array[2].has("number"));  // none given: none written
+    EXPECT_FALSE(r.at("tests").array[2].has("tags"));
+    // The leaderboard: Gradescope's {name, value, order} entries; a time ratio sorts ascending.
+    ASSERT_EQ(r.at("leaderboard").array.size(), 1u);
+    EXPECT_EQ(r.at("leaderboard").array[0].at("name").string, "reduce4 time / reference");
+    EXPECT_NEAR(r.at("leaderboard").array[0].at("value").number, 1.012, 1e-9);
+    EXPECT_EQ(r.at("leaderboard").array[0].at("order").string, "asc");
+    EXPECT_EQ(r.at("extra_data").at("seed").number, 42);
+    EXPECT_NEAR(r.at("extra_data").at("time_ratios").at("reduce4").at("vs_reference").number, 1.0123, 1e-12);
+    // No tests at all (a refusal): still valid, score 0, no leaderboard or extra_data keys.
     GradeResults refused;
     refused.output = "refused: common/timing.h differs";
-    expect_gradescope_results(parse_json(results_json(refused)), refused);
+    const Json none = parse_json(results_json(refused));
+    expect_gradescope_results(none, refused);
+    EXPECT_FALSE(none.has("leaderboard"));
     EXPECT_THROW(parse_json(text.substr(0, text.size() - 3)), std::runtime_error);  // the reader itself rejects junk
 }
 

@@ -1,8 +1,13 @@
-// The grader on a GPU, for every assignment: the reference gets full marks; the stub gets
-// nothing; the previous stage's code in the stage's place is correct but earns no
-// performance points; a submission that hard-codes the sums of the public tests' inputs
-// passes them and fails every hidden group; for reduce4, the pre-Volta last warp (correct
-// sums, racy) loses the racecheck points. Skipped, with the reason, without a GPU.
+// The grader on a GPU, for every assignment, held to what docs/classroom.md's threat model
+// and rubric promise: the reference gets full marks; the stub nothing; the previous
+// stage's code everything but the performance points; a submission that hard-codes the
+// public tests' sums, or edits a harness file, nothing; and every exploit class is
+// refused by the source check with a zero. For reduce4, the source check is also turned
+// off ("check off" in source_policy.txt) to show that the judge alone still holds: an exit
+// before main, printed verdicts and an exit status of 0, a process left behind, another
+// stage's launcher, a memoized answer; and the racy pre-Volta last warp loses exactly
+// its racecheck points, while a shuffle last warp (a correct alternative) gets them all.
+// Skipped, with the reason, without a GPU.
 //
 //   ctest --preset grading            (builds and grades seven trees: allow half an hour)
 //
@@ -11,8 +16,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <chrono>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "assignment.h"
 #include "generator.h"
@@ -100,7 +107,16 @@ protected:
         generate(kRepo, Assignment{stage, stage}, out);
     }
 
-    Grading grade_as(const std::string& fixture, const fs::path& submission) {
+    // `policy`: the source_policy.txt to grade under ("" keeps the generated one).
+    Grading grade_as(const std::string& fixture, const fs::path& submission, const std::string& policy = "") {
+        const fs::path policy_file = out / "autograder/source_policy.txt";
+        const std::string generated = read_file(policy_file);
+        if (!policy.empty()) write_file(policy_file, policy);
+        struct Restore {
+            fs::path file;
+            std::string text;
+            ~Restore() { write_file(file, text); }
+        } restore{policy_file, generated};
         GradeOptions options;
         options.autograder = out / "autograder";
         options.submission = submission;
@@ -120,24 +136,49 @@ protected:
     fs::path out;
 };
 
+// The reference with `extra` put in before its Stage record: a fixture that does the work
+// and something more.
+std::string before_stage(const std::string& kernel, int stage, const std::string& extra) {
+    const std::string record = "const Stage " + stage_name(stage) + "_stage = {";
+    const std::string changed = replace_all(kernel, record, extra + "\n" + record);
+    if (changed == kernel) throw std::runtime_error("no Stage record in " + stage_name(stage));
+    return changed;
+}
+
+// The reference's launcher replaced, in the Stage record, by `launcher` (defined in
+// `definition`), for int, float and double.
+std::string with_launcher(const std::string& kernel, int stage, const std::string& launcher, const std::string& definition) {
+    std::smatch registered;  // the launcher the Stage registers: "X<int>, X<float>, X<double>"
+    if (!std::regex_search(kernel, registered, std::regex(R"((\w+)<int>, \1<float>, \1<double>)"))) {
+        throw std::runtime_error("no launcher in the Stage record of " + stage_name(stage));
+    }
+    const std::string original = registered[1];
+    const std::string swapped = replace_all(kernel, original + "<int>, " + original + "<float>, " + original + "<double>",
+                                            launcher + "<int>, " + launcher + "<float>, " + launcher + "<double>");
+    return before_stage(swapped, stage, replace_all(definition, "ORIGINAL", original));
+}
+
+const char* kCheckOff = "check off\n";
+
 TEST_P(Grader, ScoresWhatTheRubricPromises) {
     const std::string name = stage_name(stage);
     const fs::path solutions = out / "autograder/solution";
     const std::string reference = read_file(solutions / name / "kernel.cu");
+    const std::string stub = read_file(out / "student" / name / "kernel.cu");
 
     // The reference solution: full marks.
     const Grading full = grade_as("reference", submission_with(out / "submissions/reference", stage, reference));
-    EXPECT_EQ(full.results.score(), Rubric::kTotal) << full.output("performance");
+    EXPECT_EQ(full.results.score(), Rubric::kTotal) << full.output("performance") << full.output("public cases");
     EXPECT_EQ(full.exit_status, 0);
 
-    // The stub as handed out: it builds, and earns nothing.
-    const Grading stub = grade_as("stub", out / "student");
-    EXPECT_EQ(stub.points("build"), 0);
-    EXPECT_EQ(stub.results.score(), 0);
-    EXPECT_NE(stub.output("public tests").find("not implemented yet (assignment " + std::to_string(stage) + ")"),
+    // The stub as handed out: it builds, and earns nothing; the tree's own tests tell the
+    // student why.
+    const Grading stubbed = grade_as("stub", out / "student");
+    EXPECT_EQ(stubbed.results.score(), 0);
+    EXPECT_NE(stubbed.output("the tree's public tests").find("not implemented yet (assignment " + std::to_string(stage) + ")"),
               std::string::npos)
-        << stub.output("public tests");
-    EXPECT_EQ(stub.exit_status, 1);
+        << stubbed.output("the tree's public tests");
+    EXPECT_EQ(stubbed.exit_status, 1);
 
     // The previous stage's code in this stage's place: correct, but not this stage's speed.
     const std::string previous = read_file(solutions / stage_name(stage - 1) / "kernel.cu");
@@ -149,43 +190,46 @@ TEST_P(Grader, ScoresWhatTheRubricPromises) {
     EXPECT_EQ(slower.results.score(), Rubric::kTotal - Rubric::kPerformance) << slower.output("performance");
     EXPECT_EQ(slower.points("performance"), 0);
 
-    // Hard-coded sums: the sum of the public tests' input for each n (their seed is
-    // n * 7 + offset + 1, offset being how many elements past a 256-byte boundary the
-    // input starts), written without reading the input. The public tests pass; fresh seeds don't.
-    std::smatch registered;  // the launcher the Stage registers: "X<int>, X<float>, X<double>"
-    ASSERT_TRUE(std::regex_search(reference, registered, std::regex(R"((\w+)<int>, \1<float>, \1<double>)")));
-    const std::string launcher = registered[1];
-    std::string cheat = replace_all(reference, launcher + "<int>, " + launcher + "<float>, " + launcher + "<double>",
-                                    "public_sum<int>, public_sum<float>, public_sum<double>");
-    ASSERT_NE(cheat, reference) << "the Stage initializer did not name " << launcher;
-    cheat = replace_all(cheat, "const Stage " + name + "_stage = {",
-                        "#include <cstdint>\n#include \"input.h\"\n"
-                        "template <typename T>\n"
-                        "void public_sum(const T* in, std::size_t n, T* out, void*, const RunConfig&, cudaStream_t) {\n"
-                        "    // the public tests' seed: n * 7 + (elements past a 256-byte boundary) + 1\n"
-                        "    const std::size_t offset = reinterpret_cast<std::uintptr_t>(in) % 256 / sizeof(T);\n"
-                        "    const T value = static_cast<T>(make_input<T>(n, n * 7 + offset + 1).expected.exact);\n"
-                        "    CUDA_CHECK(cudaMemcpy(out, &value, sizeof(T), cudaMemcpyHostToDevice));\n"
-                        "}\n\nconst Stage " + name + "_stage = {");
+    // Hard-coded sums: the sum of the public tests' input for each n, written without
+    // reading the input. Refused by the source check (an include outside the list, a copy
+    // to the host); without the check, the judge's fresh inputs defeat it all the same.
+    const std::string cheat = with_launcher(
+        reference, stage, "public_sum",
+        "#include <cstdint>\n#include \"input.h\"\n"
+        "template <typename T>\n"
+        "void public_sum(const T* in, std::size_t n, T* out, void*, const RunConfig&, cudaStream_t) {\n"
+        "    // the public tests' seed: n * 7 + (elements past a 256-byte boundary) + 1\n"
+        "    const std::size_t offset = reinterpret_cast<std::uintptr_t>(in) % 256 / sizeof(T);\n"
+        "    const T value = static_cast<T>(make_input<T>(n, n * 7 + offset + 1).expected.exact);\n"
+        "    CUDA_CHECK(cudaMemcpy(out, &value, sizeof(T), cudaMemcpyHostToDevice));\n"
+        "}\n");
     const Grading hard_coded = grade_as("hard-coded", submission_with(out / "submissions/hard-coded", stage, cheat));
-    EXPECT_EQ(hard_coded.points("public tests"), Rubric::kPublicTests) << hard_coded.output("public tests");
-    for (const std::string& group : hidden_groups()) {
-        EXPECT_EQ(hard_coded.points("hidden cases, " + group), 0) << group;
-        EXPECT_NE(hard_coded.output("hidden cases, " + group).find("expected "), std::string::npos);
-    }
-    EXPECT_EQ(hard_coded.results.score(), Rubric::kPublicTests);
+    EXPECT_EQ(hard_coded.results.score(), 0);
+    EXPECT_NE(hard_coded.results.output.find("refused by the source check"), std::string::npos);
 
-    if (stage == 4) {
-        // The pre-Volta last warp: right sums on this GPU, and a data race.
-        const MarkedFile marked = parse_markers(read_file(kRepo / "reduce4/kernel.cu"), "reduce4/kernel.cu");
-        std::string body;
-        for (const std::string& line : marked.regions.at(0).reference) body += line + "\n";
-        const std::string racy =
-            replace_all(reference, body, "    return legacy_last_warp_sum<LastWarp::LegacyVolatile>(shared, tid);\n");
-        ASSERT_NE(racy, reference);
-        const Grading raced = grade_as("racy", submission_with(out / "submissions/racy", stage, racy));
-        EXPECT_EQ(raced.points("racecheck"), 0) << raced.output("racecheck");
-        EXPECT_EQ(raced.results.score(), Rubric::kTotal - Rubric::kRacecheck) << raced.output("performance");
+    // Every class of the threat model, in the form a student would hand in: refused, 0.
+    const std::vector<std::pair<std::string, std::string>> exploits = {
+        {"include-solution", "#include \"/autograder/source/solution/" + name + "/kernel.cu\"\n"},
+        {"exit-before-main", stub + "\nstatic const int quit_early = (std::_Exit(0), 0);\n"},
+        {"exit-handler", before_stage(stub, stage, "static const int handler = std::atexit([] { std::_Exit(0); });")},
+        {"fork", before_stage(stub, stage, "#include <unistd.h>\nstatic const int child = fork();")},
+        {"read-hidden-cases", before_stage(stub, stage, "#include <fstream>\nstatic std::ifstream judge(\"judge.cu\");")},
+        {"library-reduction",
+         with_launcher(reference, stage, "library_sum",
+                       "#include <cub/device/device_reduce.cuh>\ntemplate <typename T>\n"
+                       "void library_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, cudaStream_t s) {\n"
+                       "    std::size_t bytes = 0;\n    cub::DeviceReduce::Sum(nullptr, bytes, in, out, n, s);\n"
+                       "    ORIGINAL<T>(in, n, out, w, c, s);\n}\n")},
+        {"other-stage",
+         with_launcher(stub, stage, "borrowed_sum",
+                       "template <typename T>\n"
+                       "void borrowed_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, cudaStream_t s) {\n"
+                       "    reduce0_stage.sum<T>()(in, n, out, w, c, s);\n}\n")},
+    };
+    for (const auto& [fixture, kernel] : exploits) {
+        const Grading g = grade_as(fixture, submission_with(out / "submissions" / fixture, stage, kernel));
+        EXPECT_EQ(g.results.score(), 0) << fixture;
+        EXPECT_NE(g.results.output.find("refused by the source check"), std::string::npos) << fixture << ": " << g.results.output;
     }
 
     // A changed harness file: refused, zero.
@@ -197,9 +241,109 @@ TEST_P(Grader, ScoresWhatTheRubricPromises) {
     const Grading refused = grade_as("tampered", tampered);
     EXPECT_EQ(refused.results.score(), 0);
     EXPECT_NE(refused.results.output.find("refused: common/verify.cpp differs"), std::string::npos);
+
+}
+
+// reduce4 only: the racy and the alternative last warps, and the judge alone (the source
+// check off) against every class of attack that the check would otherwise stop first.
+class JudgeAlone : public Grader {};
+
+TEST_P(JudgeAlone, Holds) {
+    const std::string name = stage_name(stage);
+    const std::string reference = read_file(out / "autograder/solution" / name / "kernel.cu");
+    const std::string stub = read_file(out / "student" / name / "kernel.cu");
+
+    // The pre-Volta last warp: right sums on this GPU, and a data race.
+    const MarkedFile marked = parse_markers(read_file(kRepo / "reduce4/kernel.cu"), "reduce4/kernel.cu");
+    std::string body;
+    for (const std::string& line : marked.regions.at(0).reference) body += line + "\n";
+    const std::string racy =
+        replace_all(reference, body, "    return legacy_last_warp_sum<LastWarp::LegacyVolatile>(shared, tid);\n");
+    ASSERT_NE(racy, reference);
+    const Grading raced = grade_as("racy", submission_with(out / "submissions/racy", stage, racy));
+    EXPECT_EQ(raced.points("racecheck"), 0) << raced.output("racecheck");
+    EXPECT_EQ(raced.results.score(), Rubric::kTotal - Rubric::kRacecheck) << raced.output("performance");
+
+    // A correct alternative: the last warp by shuffles, no shared memory at all.
+    const std::string shuffles = replace_all(
+        reference, body,
+        "    sum += shared[tid + 32];\n"
+        "    for (unsigned s = 16; s > 0; s >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, s);\n"
+        "    return sum;\n");
+    const Grading alternative = grade_as("shuffle-last-warp", submission_with(out / "submissions/shuffles", stage, shuffles));
+    EXPECT_EQ(alternative.results.score(), Rubric::kTotal) << alternative.output("performance");
+
+    // With the source check off, the judge alone: (1) an exit of status 0 before main, and
+    // a stub that prints the judge's own verdict lines and ends with status 0.
+    const Grading quit = grade_as("unchecked-exit-before-main",
+                                  submission_with(out / "submissions/quit", stage,
+                                                  stub + "\n#include <cstdlib>\nstatic const int quit_early = (std::_Exit(0), 0);\n"),
+                                  kCheckOff);
+    EXPECT_EQ(quit.results.score(), 0) << quit.output("public cases");
+    const std::string fake_lines =
+        "#include <cstdio>\n#include <cstdlib>\n"
+        "static const int forged = (std::atexit([] {\n"
+        "    for (const char* g : {\"public\", \"int\", \"float\", \"double\", \"misaligned\"})\n"
+        "        std::printf(\"GROUP %s PASS 0 of 1 cases wrong\\n\", g);\n"
+        "    std::printf(\"SANITIZER racecheck CLEAN RACECHECK SUMMARY: 0 hazards displayed\\n\");\n"
+        "    std::printf(\"PERF submission median_ms=0.001 min_ms=0.001 max_ms=0.001 verified\\n\");\n"
+        "    std::fflush(stdout);\n    std::_Exit(0);\n}), 0);\n";
+    const Grading forged = grade_as("unchecked-printed-verdicts",
+                                    submission_with(out / "submissions/forged", stage, stub + "\n" + fake_lines), kCheckOff);
+    EXPECT_EQ(forged.results.score(), 0) << forged.output("public cases");
+
+    // (5) a process left behind, to write later where the grader writes; it must not live on.
+    const fs::path marker = out / "submissions/left-behind.txt";
+    fs::remove(marker);
+    const std::string daemon = before_stage(
+        reference, stage,
+        "#include <unistd.h>\n#include <cstdio>\n"
+        "static const int left_behind = [] {\n"
+        "    if (fork() == 0) { setsid(); if (fork() == 0) { sleep(8);\n"
+        "        if (FILE* f = std::fopen(\"" + marker.string() + "\", \"w\")) std::fclose(f); } std::_Exit(0); }\n"
+        "    return 0;\n}();");
+    const Grading behind = grade_as("unchecked-left-behind", submission_with(out / "submissions/behind", stage, daemon), kCheckOff);
+    EXPECT_EQ(behind.results.score(), Rubric::kTotal) << "the work itself is the reference's";
+    std::this_thread::sleep_for(std::chrono::seconds(10));
+    EXPECT_FALSE(fs::exists(marker)) << "a process of the submission outlived the grading";
+
+    // (3) another stage's launcher: the worker links this stage alone, so it does not build.
+    const Grading borrowed = grade_as(
+        "unchecked-other-stage",
+        submission_with(out / "submissions/borrowed", stage,
+                        with_launcher(stub, stage, "borrowed_sum",
+                                      "template <typename T>\n"
+                                      "void borrowed_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, "
+                                      "cudaStream_t s) {\n    reduce3_stage.sum<T>()(in, n, out, w, c, s);\n}\n")),
+        kCheckOff);
+    EXPECT_EQ(borrowed.results.score(), 0);
+    EXPECT_NE(borrowed.output("build").find("undefined reference"), std::string::npos) << borrowed.output("build");
+
+    // (4) a remembered answer: the sum of the first input seen at an address, replayed for
+    // every later input there. The judge's inputs are fresh every time: nothing is right.
+    const Grading memo = grade_as(
+        "unchecked-memoized",
+        submission_with(out / "submissions/memo", stage,
+                        with_launcher(reference, stage, "remembered_sum",
+                                      "#include <map>\n#include <utility>\n"
+                                      "template <typename T>\n"
+                                      "void remembered_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, "
+                                      "cudaStream_t s) {\n"
+                                      "    static std::map<std::pair<const void*, std::size_t>, T> seen;\n"
+                                      "    const auto key = std::make_pair(static_cast<const void*>(in), n);\n"
+                                      "    if (seen.count(key)) {\n"
+                                      "        cudaMemcpyAsync(out, &seen[key], sizeof(T), cudaMemcpyHostToDevice, s);\n"
+                                      "        return;\n    }\n"
+                                      "    ORIGINAL<T>(in, n, out, w, c, s);\n"
+                                      "    cudaMemcpy(&seen[key], out, sizeof(T), cudaMemcpyDeviceToHost);\n}\n")),
+        kCheckOff);
+    EXPECT_EQ(memo.points("public cases"), 0) << memo.output("public cases");
+    EXPECT_EQ(memo.points("performance"), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Assignments, Grader, testing::Range(1, 8),
+                         [](const testing::TestParamInfo<int>& info) { return stage_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(Assignments, JudgeAlone, testing::Values(4),
                          [](const testing::TestParamInfo<int>& info) { return stage_name(info.param); });
 
 }  // namespace

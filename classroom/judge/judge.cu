@@ -1,0 +1,830 @@
+// judge: the grader's trusted GPU program. It never links or loads a submission.
+//
+// It makes every input (from a secret seed it reads from the environment, never from its
+// command line, which other users can read), puts it in GPU memory that it shares with a
+// worker process (grade_worker_reduceN, protocol.h), asks the worker to reduce it, reads
+// the sums back and checks them itself; for performance it keeps the time on its own
+// side of the socket. A worker's exit status means only "did not crash".
+//
+//   judge --device                          the GPU in one line; exit 3 without one
+//   judge --correctness --worker W          the public and the hidden groups, one verdict each
+//   judge --sanitize racecheck|memcheck --worker W --sanitizer PATH
+//   judge --perf --worker W --reference R --previous P
+// Options: --min-block B (the handout's smallest block), --run-as USER (as root: the
+// student's worker runs as USER), --logs DIR (the workers' output), --timeout SECONDS.
+// Seed: CLASSROOM_SEED in the environment. Exit: 0 graded (the verdicts are in the
+// output), 2 usage, 3 could not grade (no GPU, a broken worker binary of the instructor's).
+//
+// Every line this program prints is the grader's own: classroom grade reads the verdicts
+// from it. The hidden cases are defined here, so that on Gradescope this file is compiled
+// at setup and removed.
+#include <cub/device/device_reduce.cuh>
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "protocol.h"
+
+namespace {
+
+using namespace grading_wire;
+
+// ---------------------------------------------------------------- checks
+struct CouldNotGrade : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void check(cudaError_t r, const char* what) {
+    if (r != cudaSuccess) throw CouldNotGrade(std::string(what) + ": " + cudaGetErrorString(r));
+}
+void check(CUresult r, const char* what) {
+    if (r != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        cuGetErrorName(r, &name);
+        throw CouldNotGrade(std::string(what) + ": " + (name ? name : "unknown error"));
+    }
+}
+#define CHECK(call) check((call), #call)
+
+// ---------------------------------------------------------------- options
+struct Options {
+    std::string mode, tool, worker, reference, previous, sanitizer, run_as, logs = "/tmp";
+    int min_block = 32, max_block = 1024;
+    int timeout = 120;  // seconds for one request
+    int perf_log2n = 26, perf_batch = 8;  // the timed inputs: 2^26 int (256 MiB) each, 8 a batch
+    std::uint64_t seed = 1;
+};
+
+std::uint64_t mix(std::uint64_t seed, std::uint64_t i) {
+    std::uint64_t z = seed * 0xD1B54A32D192ED03ULL + (i + 1) * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 29)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 32);
+}
+
+// ---------------------------------------------------------------- the shared memory
+// One VMM allocation, exported as a POSIX file descriptor that each worker receives over
+// its socket (SCM_RIGHTS): no path or name another process could guess.
+struct SharedMemory {
+    CUdeviceptr base = 0;
+    std::size_t bytes = 0;
+    int fd = -1;
+
+    SharedMemory(std::size_t wanted, int device) {
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = device;
+        prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        std::size_t granularity = 0;
+        CHECK(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+        bytes = (wanted + granularity - 1) / granularity * granularity;
+        CUmemGenericAllocationHandle handle{};
+        CHECK(cuMemCreate(&handle, bytes, &prop, 0));
+        CHECK(cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        CHECK(cuMemAddressReserve(&base, bytes, 0, 0, 0));
+        CHECK(cuMemMap(base, bytes, 0, handle, 0));
+        CHECK(cuMemRelease(handle));
+        CUmemAccessDesc access{};
+        access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        access.location.id = device;
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        CHECK(cuMemSetAccess(base, bytes, &access, 1));
+    }
+    template <typename T>
+    T* at(std::size_t offset) const { return reinterpret_cast<T*>(base + offset); }
+};
+
+// ---------------------------------------------------------------- a worker process
+std::vector<std::string> worker_environment() {
+    // A fresh environment: what CUDA and the sanitizer need, nothing of the grader's (the
+    // seed in particular).
+    std::vector<std::string> env = {"HOME=/tmp", "LC_ALL=C"};
+    for (const char* name : {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                             "NVIDIA_DRIVER_CAPABILITIES", "TMPDIR"}) {
+        if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
+    }
+    return env;
+}
+
+int create_fresh(const std::string& path) {
+    unlink(path.c_str());
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0) throw CouldNotGrade("cannot create " + path);
+    return fd;
+}
+
+// Every process of `user` (a student's process left running could still write the
+// sanitizer's log, which the sanitizer writes as that user): kill(-1) from a process of
+// that user reaches them all. Root only; a no-op otherwise.
+void kill_every_process_of(const std::string& user) {
+    const passwd* pw = user.empty() || geteuid() != 0 ? nullptr : getpwnam(user.c_str());
+    if (!pw || pw->pw_uid == 0) return;
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (setgroups(0, nullptr) == 0 && setgid(pw->pw_gid) == 0 && setuid(pw->pw_uid) == 0) kill(-1, SIGKILL);
+        _exit(0);
+    }
+    if (pid > 0) waitpid(pid, nullptr, 0);
+}
+
+class Worker {
+public:
+    // argv: the program (and a sanitizer in front of it); "--socket 3" is appended.
+    Worker(std::string role, std::vector<std::string> argv, const std::string& run_as, const std::string& log_path)
+        : role_(std::move(role)), log_path_(log_path) {
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) throw CouldNotGrade("socketpair failed");
+        // A new file, never one found there (no link followed); the worker writes it through
+        // the descriptor it inherits.
+        const int log = create_fresh(log_path);
+        passwd* user = nullptr;
+        if (!run_as.empty()) {
+            user = getpwnam(run_as.c_str());
+            if (!user) throw CouldNotGrade("no user " + run_as);
+        }
+        argv.push_back("--socket");
+        argv.push_back("3");
+        const std::vector<std::string> env = worker_environment();
+        pid_ = fork();
+        if (pid_ == 0) {
+            setsid();  // its own session and process group: killed as one when it is done
+            dup2(pair[1], 3);
+            dup2(log, STDOUT_FILENO);
+            dup2(log, STDERR_FILENO);
+            const int null = open("/dev/null", O_RDONLY);
+            dup2(null, STDIN_FILENO);
+            rlimit no_core{0, 0};
+            setrlimit(RLIMIT_CORE, &no_core);
+            if (user && (setgroups(0, nullptr) != 0 || setgid(user->pw_gid) != 0 || setuid(user->pw_uid) != 0 ||
+                         getuid() != user->pw_uid)) {
+                std::fprintf(stderr, "judge: could not become %s\n", run_as.c_str());
+                _exit(126);
+            }
+            std::vector<char*> args, envp;
+            for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+            for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+            args.push_back(nullptr);
+            envp.push_back(nullptr);
+            execve(args[0], args.data(), envp.data());
+            std::fprintf(stderr, "judge: cannot run %s\n", args[0]);
+            _exit(127);
+        }
+        close(pair[1]);
+        close(log);
+        if (pid_ < 0) throw CouldNotGrade("fork failed");
+        socket_ = pair[0];
+    }
+    ~Worker() { stop(); }
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
+
+    // "" when the worker mapped the memory; else why not.
+    std::string start(const SharedMemory& memory, int device, int timeout_s) {
+        Setup setup;
+        setup.device = static_cast<std::uint32_t>(device);
+        setup.bytes = memory.bytes;
+        if (!send_with_fd(socket_, &setup, sizeof setup, memory.fd)) return "it did not start" + tail();
+        Ready ready;
+        if (!recv_all(socket_, &ready, sizeof ready, timeout_s * 1000) || ready.magic != kMagic) {
+            return "it did not answer the setup" + tail();
+        }
+        if (ready.kind != Kind::Ready) return std::string("it could not map the input: ") + clean(ready.text);
+        return "";
+    }
+
+    // One request; false (with `error` set) when the worker did not answer in time, died
+    // or said it failed.
+    bool ask(const Request& q, std::vector<double>& values, std::string& error, int timeout_s) {
+        values.clear();
+        last_worker_ms = 0;
+        if (!send_all(socket_, &q, sizeof q)) {
+            error = "the worker is gone" + tail();
+            return false;
+        }
+        Reply reply;
+        if (!recv_all(socket_, &reply, sizeof reply, timeout_s * 1000) || reply.magic != kMagic ||
+            reply.kind != Kind::Reply) {
+            error = "no answer within " + std::to_string(timeout_s) + " s" + tail();
+            stop();
+            return false;
+        }
+        if (reply.count != q.batch * q.repeats && reply.ok) {
+            error = "a malformed answer";
+            stop();
+            return false;
+        }
+        values.resize(reply.ok ? reply.count : 0);
+        if (!values.empty() && !recv_all(socket_, values.data(), values.size() * sizeof(double), timeout_s * 1000)) {
+            error = "a broken answer" + tail();
+            stop();
+            return false;
+        }
+        if (!reply.ok) {
+            error = std::string("the launcher failed: ") + clean(reply.text);
+            return false;
+        }
+        last_worker_ms = reply.worker_ms;
+        return true;
+    }
+    float last_worker_ms = 0;  // what the worker says its batch took: printed, never judged
+
+    // Ends the worker: a quit request, a few seconds' grace, then its whole session is
+    // killed. Returns how it ended, for the report.
+    std::string stop(int grace_s = 10) {
+        if (pid_ <= 0) return ended_;
+        if (socket_ >= 0) {
+            Request quit;
+            quit.op = kQuit;
+            send_all(socket_, &quit, sizeof quit);
+        }
+        int status = 0;
+        bool exited = false;
+        for (int i = 0; i < grace_s * 50; ++i) {
+            if (waitpid(pid_, &status, WNOHANG) == pid_) {
+                exited = true;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        kill(-pid_, SIGKILL);  // its session, whatever it left behind in it
+        if (!exited) waitpid(pid_, &status, 0);
+        if (socket_ >= 0) close(socket_);
+        socket_ = -1;
+        pid_ = -1;
+        exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        ended_ = !exited ? "killed after the quit request" :
+                 WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status)) :
+                                     "signal " + std::to_string(WTERMSIG(status));
+        return ended_;
+    }
+    int exit_status() const { return exit_status_; }
+    bool running() const { return pid_ > 0; }
+
+    // The last lines the worker printed: the student's own output, labelled as such.
+    std::string tail() const {
+        std::ifstream in(log_path_);
+        std::vector<std::string> lines;
+        for (std::string line; std::getline(in, line) && lines.size() < 10000;) lines.push_back(line);
+        if (lines.empty()) return "";
+        std::string out = "; the worker's last output:";
+        for (std::size_t i = lines.size() > 4 ? lines.size() - 4 : 0; i < lines.size(); ++i) {
+            out += " | " + lines[i].substr(0, 160);
+        }
+        return out;
+    }
+
+private:
+    static std::string clean(const char* text) {
+        std::string s(text, strnlen(text, kTextBytes));
+        for (char& c : s) if (c < 0x20 || c > 0x7e) c = '?';
+        return s;
+    }
+    std::string role_, log_path_, ended_ = "not started";
+    pid_t pid_ = -1;
+    int socket_ = -1;
+    int exit_status_ = -1;
+};
+
+// ---------------------------------------------------------------- the GPU
+struct Device {
+    int id = 0;
+    cudaDeviceProp prop{};
+    double peak_bytes_per_s = 0;  // theoretical DRAM bandwidth; 0: unknown
+    std::string peak_source;
+};
+
+Device open_device() {
+    Device d;
+    int count = 0;
+    CHECK(cudaGetDeviceCount(&count));
+    if (count == 0) throw CouldNotGrade("no CUDA device");
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaFree(nullptr));
+    CHECK(cudaGetDeviceProperties(&d.prop, 0));
+    int clock_khz = 0, bus_bits = 0;
+    cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0);
+    cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, 0);
+    if (clock_khz > 0 && bus_bits > 0) {
+        d.peak_bytes_per_s = clock_khz * 1e3 * 2.0 * bus_bits / 8.0;
+        d.peak_source = "memory clock x 2 x bus width";
+    }
+    return d;
+}
+
+std::string describe(const Device& d) {
+    char text[256];
+    std::snprintf(text, sizeof text, "%s (compute capability %d.%d, %d SMs, %.0f GB/s theoretical)", d.prop.name,
+                  d.prop.major, d.prop.minor, d.prop.multiProcessorCount, d.peak_bytes_per_s / 1e9);
+    return text;
+}
+
+// ---------------------------------------------------------------- the cases
+enum class Type { Int, Float, Double };
+const char* type_name(Type t) { return t == Type::Int ? "int" : t == Type::Float ? "float" : "double"; }
+std::size_t type_size(Type t) { return t == Type::Double ? 8 : 4; }
+ValueKind wire_type(Type t) {
+    return t == Type::Int ? ValueKind::Int32 : t == Type::Float ? ValueKind::Float32 : ValueKind::Float64;
+}
+
+struct Case {
+    Type type;
+    std::size_t n;
+    int block;
+    std::size_t offset;  // elements past a 256-byte aligned address
+};
+
+std::string case_text(const Case& c) {
+    return "n=" + std::to_string(c.n) + " type=" + type_name(c.type) + " block=" + std::to_string(c.block) +
+           (c.offset ? " offset=" + std::to_string(c.offset) + " elements" : "");
+}
+
+std::vector<int> blocks(const Options& o) {
+    std::vector<int> b;
+    for (int k = o.min_block; k <= o.max_block; k *= 2) b.push_back(k);
+    return b;
+}
+
+// The groups, in the order the rubric lists them. "public" has the sizes of the student
+// tree's own tests (tests/gpu/gpu_test.cu), with inputs drawn here from the secret seed;
+// the hidden sizes are none of those: around warp and block edges, odd sizes that need
+// three and four passes, and a few million.
+const std::vector<std::string> kGroups = {"public", "int", "float", "double", "misaligned"};
+
+std::vector<Case> group_cases(const std::string& group, const Options& o) {
+    std::vector<Case> cases;
+    const std::vector<int> all = blocks(o);
+    const std::vector<int> three = {all.front(), 256, all.back()};
+    if (group == "public") {
+        const std::vector<std::size_t> sizes = {0,    1,    2,     31,          32,          33,
+                                                255,  256,  257,   1023,        1024,        1025,
+                                                65537, std::size_t{1} << 20, (std::size_t{1} << 20) + 1,
+                                                (std::size_t{1} << 24) + 3};
+        for (Type type : {Type::Int, Type::Float, Type::Double}) {
+            for (std::size_t n : sizes) {
+                for (int block : three) cases.push_back({type, n, block, 0});
+            }
+        }
+    } else if (group == "int" || group == "float" || group == "double") {
+        const Type type = group == "int" ? Type::Int : group == "float" ? Type::Float : Type::Double;
+        const std::vector<std::size_t> sizes = {3,    63,   64,   65,     127,    129,    511,
+                                                513,  2047, 2049, 4097,   100003, 999999, (std::size_t{1} << 21) + 7,
+                                                (std::size_t{1} << 23) - 1};
+        for (std::size_t n : sizes) {
+            for (int block : all) cases.push_back({type, n, block, 0});
+        }
+    } else if (group == "misaligned") {
+        for (Type type : {Type::Int, Type::Float, Type::Double}) {
+            for (std::size_t n : {std::size_t{4099}, std::size_t{1000001}}) {
+                for (int block : three) {
+                    for (std::size_t offset : {1, 2, 3}) cases.push_back({type, n, block, offset});
+                }
+            }
+        }
+    }
+    return cases;
+}
+
+// Nonzero integers with random signs, as small as needed to keep every partial sum exact
+// in the type: the right sum has one value, bit for bit, whatever the order of the adds.
+template <typename T>
+std::vector<T> case_values(std::size_t n, std::uint64_t seed, long long& exact) {
+    const long long limit = std::is_same_v<T, int> ? 2147483647LL : std::is_same_v<T, float> ? (1LL << 24) : (1LL << 53);
+    const long long magnitude = std::max(1LL, std::min(8LL, limit / static_cast<long long>(std::max<std::size_t>(n, 1))));
+    std::vector<T> values(n);
+    exact = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t z = mix(seed, i);
+        const long long v = (1 + static_cast<long long>((z >> 1) % magnitude)) * ((z & 1) ? 1 : -1);
+        values[i] = static_cast<T>(v);
+        exact += v;
+    }
+    return values;
+}
+
+std::string got_text(double got) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", got);
+    return text;
+}
+
+// ---------------------------------------------------------------- correctness
+struct Judge {
+    Options o;
+    Device device;
+    int worker_starts = 0;
+
+    std::string log_path(const std::string& role) {
+        return o.logs + "/worker-" + role + "-" + std::to_string(++worker_starts) + ".log";
+    }
+
+    std::unique_ptr<Worker> start_worker(const std::string& role, std::vector<std::string> argv, bool student,
+                                         const SharedMemory& memory, std::string& error) {
+        auto w = std::make_unique<Worker>(role, std::move(argv), student ? o.run_as : "", log_path(role));
+        error = w->start(memory, device.id, std::max(o.timeout, 120));
+        if (!error.empty()) w->stop();
+        return w;
+    }
+
+    int correctness() {
+        std::size_t most = 0;
+        for (const std::string& g : kGroups) {
+            for (const Case& c : group_cases(g, o)) most = std::max(most, (c.n + c.offset) * type_size(c.type));
+        }
+        SharedMemory memory(most + 256, device.id);
+        std::unique_ptr<Worker> worker;
+        for (std::size_t g = 0; g < kGroups.size(); ++g) {
+            const std::string& group = kGroups[g];
+            const std::vector<Case> cases = group_cases(group, o);
+            int failed = 0;
+            std::vector<std::string> lines;
+            for (std::size_t k = 0; k < cases.size(); ++k) {
+                const Case& c = cases[k];
+                std::string failure;
+                if (!worker || !worker->running()) {
+                    // A fresh worker for each group after a crash: one group's crash costs
+                    // only that group.
+                    std::string error;
+                    worker = start_worker("student", {o.worker}, true, memory, error);
+                    if (!error.empty()) failure = "the worker did not start: " + error;
+                }
+                if (failure.empty()) failure = run_case(*worker, memory, c, mix(o.seed, g * 100000 + k));
+                if (!failure.empty()) {
+                    ++failed;
+                    if (lines.size() < 12) lines.push_back("FAIL " + case_text(c) + ": " + failure);
+                    if (!worker->running()) {
+                        // Dead: the rest of this group is not run.
+                        failed += static_cast<int>(cases.size() - k - 1);
+                        lines.push_back("the worker ended (" + worker->stop() + "); the group's remaining " +
+                                        std::to_string(cases.size() - k - 1) + " cases count as wrong");
+                        worker.reset();
+                        break;
+                    }
+                }
+            }
+            for (const std::string& line : lines) std::printf("%s\n", line.c_str());
+            std::printf("GROUP %s %s %d of %zu cases wrong\n", group.c_str(), failed ? "FAIL" : "PASS", failed,
+                        cases.size());
+            std::fflush(stdout);
+        }
+        if (worker) worker->stop();
+        return 0;
+    }
+
+    std::string run_case(Worker& worker, const SharedMemory& memory, const Case& c, std::uint64_t seed) {
+        long long exact = 0;
+        const std::size_t size = type_size(c.type);
+        std::vector<char> bytes(c.n * size);
+        if (c.type == Type::Int) {
+            auto v = case_values<int>(c.n, seed, exact);
+            std::memcpy(bytes.data(), v.data(), bytes.size());
+        } else if (c.type == Type::Float) {
+            auto v = case_values<float>(c.n, seed, exact);
+            std::memcpy(bytes.data(), v.data(), bytes.size());
+        } else {
+            auto v = case_values<double>(c.n, seed, exact);
+            std::memcpy(bytes.data(), v.data(), bytes.size());
+        }
+        // Poison what lies around the input, so a read past either end adds garbage.
+        CHECK(cudaMemset(memory.at<char>(0), 0x5A, std::min(memory.bytes, (c.n + c.offset + 64) * size)));
+        if (c.n) CHECK(cudaMemcpy(memory.at<char>(c.offset * size), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
+        CHECK(cudaDeviceSynchronize());
+        Request q;
+        q.type = wire_type(c.type);
+        q.offset = c.offset * size;
+        q.n = c.n;
+        q.block = static_cast<std::uint32_t>(c.block);
+        q.repeats = 2;  // the second run reuses the workspace, as a caller would
+        std::vector<double> got;
+        std::string error;
+        if (!worker.ask(q, got, error, o.timeout)) return error;
+        for (int run = 0; run < 2; ++run) {
+            if (!(std::isfinite(got[run]) && got[run] == static_cast<double>(exact))) {
+                return "expected " + std::to_string(exact) + ", got " + got_text(got[run]) + " (run " +
+                       std::to_string(run + 1) + " of 2)";
+            }
+        }
+        return "";
+    }
+
+    // ------------------------------------------------------------ sanitizers
+    // The sanitizer's verdict is its own exit status (--error-exitcode) and its own log
+    // file, never what the program under it prints; and the worker must still have
+    // returned the right sums under it, so a program that ends before its kernels run
+    // gains nothing.
+    int sanitize() {
+        const bool race = o.tool == "racecheck";
+        const std::size_t n = race ? (std::size_t{1} << 16) : 1000003;
+        SharedMemory memory(n * 4, device.id);
+        // The sanitizer runs as the student's user and writes this file itself: made here,
+        // then handed to that user. Its verdict rests on its exit status first.
+        const std::string log = o.logs + "/" + o.tool + ".log";
+        const int log_fd = create_fresh(log);
+        if (!o.run_as.empty()) {
+            const passwd* user = getpwnam(o.run_as.c_str());
+            if (!user || fchown(log_fd, user->pw_uid, user->pw_gid) != 0) throw CouldNotGrade("cannot hand " + log + " over");
+        }
+        close(log_fd);
+        // application-only: the sanitizer follows the worker alone, so a process the
+        // submission starts is not the sanitizer's to wait for; it is killed with the step.
+        std::vector<std::string> argv = {o.sanitizer, "--tool", o.tool, "--error-exitcode", "86", "--log-file", log,
+                                         "--target-processes", "application-only"};
+        if (race) argv.insert(argv.end(), {"--racecheck-report", "analysis"});
+        argv.push_back(o.worker);
+        std::string error;
+        auto worker = start_worker("student-" + o.tool, argv, true, memory, error);
+        std::string verdict;
+        bool sums_right = error.empty();
+        if (sums_right) {
+            const Case c{Type::Int, n, 256, 0};
+            Request q;
+            q.n = n;
+            q.block = 256;
+            q.flags = kCopyIn;
+            long long exact = 0;
+            const auto values = case_values<int>(n, mix(o.seed, 77), exact);
+            CHECK(cudaMemcpy(memory.at<int>(0), values.data(), n * 4, cudaMemcpyHostToDevice));
+            std::vector<double> got;
+            sums_right = worker->ask(q, got, error, o.timeout) && got[0] == static_cast<double>(exact);
+            if (error.empty() && !sums_right) error = "the sum under " + o.tool + " was wrong (" + case_text(c) + ")";
+        }
+        const std::string ended = worker->stop(120);
+        const int status = worker->exit_status();
+        kill_every_process_of(o.run_as);  // before the log is read: nothing of the student's may rewrite it
+        std::ifstream in(log);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string summary_key = race ? "RACECHECK SUMMARY:" : "ERROR SUMMARY:";
+        std::string summary;
+        std::istringstream lines(text);
+        std::vector<std::string> details;
+        for (std::string line; std::getline(lines, line);) {
+            if (line.find(summary_key) != std::string::npos) summary = line;
+            else if ((line.find("azard") != std::string::npos || line.find("Invalid") != std::string::npos ||
+                      line.find("rror") != std::string::npos) && details.size() < 12) {
+                details.push_back(line.substr(0, 200));
+            }
+        }
+        const bool zero = summary.find(race ? ": 0 hazard" : ": 0 error") != std::string::npos;
+        if (!sums_right) {
+            verdict = "ERROR " + error;
+        } else if (status == 86 || (!summary.empty() && !zero)) {
+            verdict = "FOUND " + (summary.empty() ? std::string("errors (exit 86)") : summary);
+        } else if (status == 0 && zero) {
+            verdict = "CLEAN " + summary + " at n = " + std::to_string(n);
+        } else {
+            verdict = "ERROR the sanitizer ended with " + ended + (summary.empty() ? ", no summary in its log" : "");
+        }
+        for (const std::string& d : details) std::printf("DETAIL %s\n", d.c_str());
+        std::printf("SANITIZER %s %s\n", o.tool.c_str(), verdict.c_str());
+        return 0;
+    }
+
+    // ------------------------------------------------------------ performance
+    int perf();
+};
+
+// Fresh inputs on the GPU for one timed request: every buffer new, from its own seed.
+__global__ void fill_inputs(int* data, std::size_t n, std::size_t stride, unsigned batch, std::uint64_t seed) {
+    const std::size_t total = n * batch;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        const std::size_t k = i / n, j = i % n;
+        std::uint64_t z = (seed + k * 0x9E3779B97F4A7C15ULL) * 0xD1B54A32D192ED03ULL + (j + 1) * 0x9E3779B97F4A7C15ULL;
+        z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 29)) * 0x94D049BB133111EBULL;
+        z ^= z >> 32;
+        data[k * stride + j] = static_cast<int>(1 + (z >> 1) % 8) * ((z & 1) ? 1 : -1);
+    }
+}
+
+// Writes (and reads) twice the L2's size, so no line of the last input is left in it.
+__global__ void flush_l2(int4* scratch, std::size_t count) {
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        int4 v = scratch[i];
+        v.x += 1;
+        scratch[i] = v;
+    }
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// The submission, the reference and the previous stage, each in its own worker under the
+// same protocol: round after round, in a rotated order, each timed request a batch of
+// kBatch reductions of fresh inputs none of the workers has seen, the L2 flushed
+// before it, timed on this side from the request to the answer, every sum checked.
+int Judge::perf() {
+    // 2^26 int (256 MiB) an input, far more than any L2, and 8 inputs a request: the work
+    // timed is large against what the protocol adds to it (the socket's round trip, the
+    // launches, the context switch), so the ratio of two programs' times stays the ratio of
+    // their reductions'.
+    const std::size_t kN = std::size_t{1} << o.perf_log2n;
+    const unsigned kBatch = static_cast<unsigned>(o.perf_batch);
+    constexpr int kRounds = 7, kPerRound = 3, kWarmup = 2;
+    const std::size_t stride = kN * sizeof(int) + 256;  // each input on its own 256-byte boundary
+    SharedMemory memory(stride * kBatch, device.id);
+    const std::size_t scratch_count = 2 * static_cast<std::size_t>(device.prop.l2CacheSize) / sizeof(int4) + 1;
+    int4* scratch = nullptr;
+    CHECK(cudaMalloc(&scratch, scratch_count * sizeof(int4)));
+    CHECK(cudaMemset(scratch, 0, scratch_count * sizeof(int4)));
+    int* expected_d = nullptr;
+    CHECK(cudaMalloc(&expected_d, kBatch * sizeof(int)));
+    std::size_t cub_bytes = 0;
+    CHECK(cub::DeviceReduce::Sum(nullptr, cub_bytes, memory.at<int>(0), expected_d, static_cast<int>(kN)));
+    void* cub_scratch = nullptr;
+    CHECK(cudaMalloc(&cub_scratch, cub_bytes));
+
+    const char* roles[3] = {"submission", "reference", "previous"};
+    const std::string programs[3] = {o.worker, o.reference, o.previous};
+    std::unique_ptr<Worker> workers[3];
+    for (int w = 0; w < 3; ++w) {
+        std::string error;
+        workers[w] = start_worker(roles[w], {programs[w]}, w == 0, memory, error);
+        if (!error.empty()) {
+            if (w > 0) throw CouldNotGrade(std::string("the ") + roles[w] + " worker did not start: " + error);
+            std::printf("PERF submission FAILED the worker did not start: %s\n", error.c_str());
+            return 0;
+        }
+    }
+    std::vector<double> round_medians[3], all_times[3], reported[3];
+    bool verified[3] = {true, true, true};
+    std::string failure[3];
+    std::uint64_t request_number = 0;
+    auto timed_request = [&](int w) -> double {
+        const std::uint64_t seed = mix(o.seed, 1000 + request_number++);
+        fill_inputs<<<1024, 256>>>(memory.at<int>(0), kN, stride / sizeof(int), kBatch, seed);
+        CHECK(cudaGetLastError());
+        for (unsigned k = 0; k < kBatch; ++k) {
+            CHECK(cub::DeviceReduce::Sum(cub_scratch, cub_bytes, memory.at<int>(k * stride), expected_d + k,
+                                         static_cast<int>(kN)));
+        }
+        flush_l2<<<1024, 256>>>(scratch, scratch_count);
+        CHECK(cudaGetLastError());
+        std::vector<int> expected(kBatch);
+        CHECK(cudaMemcpy(expected.data(), expected_d, kBatch * sizeof(int), cudaMemcpyDeviceToHost));  // synchronizes
+        Request q;
+        q.n = kN;
+        q.block = 256;
+        q.batch = kBatch;
+        q.stride = stride;
+        std::vector<double> got;
+        std::string error;
+        const auto t0 = std::chrono::steady_clock::now();
+        const bool answered = workers[w]->ask(q, got, error, o.timeout);
+        const auto t1 = std::chrono::steady_clock::now();
+        if (!answered) {
+            verified[w] = false;
+            if (failure[w].empty()) failure[w] = error;
+            return -1;
+        }
+        for (unsigned k = 0; k < kBatch; ++k) {
+            if (got[k] != static_cast<double>(expected[k])) {
+                verified[w] = false;
+                if (failure[w].empty()) {
+                    failure[w] = "a timed run gave " + got_text(got[k]) + " for a sum of " + std::to_string(expected[k]);
+                }
+            }
+        }
+        reported[w].push_back(workers[w]->last_worker_ms / kBatch);
+        return std::chrono::duration<double, std::milli>(t1 - t0).count() / kBatch;
+    };
+    for (int w = 0; w < 3; ++w) {
+        for (int i = 0; i < kWarmup; ++i) timed_request(w);
+    }
+    for (int round = 0; round < kRounds; ++round) {
+        for (int k = 0; k < 3; ++k) {
+            const int w = (k + round) % 3;
+            std::vector<double> times;
+            for (int i = 0; i < kPerRound && verified[w]; ++i) {
+                const double t = timed_request(w);
+                if (t > 0) {
+                    times.push_back(t);
+                    all_times[w].push_back(t);
+                }
+            }
+            if (!times.empty()) round_medians[w].push_back(median(times));
+        }
+    }
+    for (auto& w : workers) w->stop();
+    if (!verified[1] || !verified[2]) {
+        throw CouldNotGrade(std::string("the instructor's worker failed: ") + failure[verified[1] ? 2 : 1]);
+    }
+    std::printf("n = 2^%d int per reduction, block 256, batches of %u fresh inputs, %d rounds of %d timed batches per "
+                "program in a rotated order, L2 flushed before each batch, timed by the judge from request to answer, "
+                "on %s\n", o.perf_log2n, kBatch, kRounds, kPerRound, device.prop.name);
+    for (int w = 0; w < 3; ++w) {
+        if (round_medians[w].empty()) {
+            std::printf("PERF %s FAILED %s\n", roles[w], failure[w].c_str());
+            continue;
+        }
+        const double med = median(round_medians[w]);
+        const auto [lo, hi] = std::minmax_element(round_medians[w].begin(), round_medians[w].end());
+        std::printf("PERF %s median_ms=%.6f min_ms=%.6f max_ms=%.6f %s\n", roles[w], med, *lo, *hi,
+                    verified[w] ? "verified" : "FAILED");
+        if (!verified[w]) std::printf("PERF_FAILURE %s %s\n", roles[w], failure[w].c_str());
+        // For whoever tunes this protocol: the judge's time against the worker's own events.
+        if (!reported[w].empty()) {
+            std::printf("INFO %s judge_ms=%.6f worker_event_ms=%.6f (the worker's figure is not trusted)\n", roles[w],
+                        median(all_times[w]), median(reported[w]));
+        }
+    }
+    // The floor: no reduction reads its bytes faster than the memory can deliver them.
+    if (!all_times[0].empty() && device.peak_bytes_per_s > 0) {
+        const double fastest = *std::min_element(all_times[0].begin(), all_times[0].end());
+        const double floor_ms = kN * sizeof(int) / device.peak_bytes_per_s * 1e3;
+        std::printf("FLOOR fastest_ms=%.6f floor_ms=%.6f %s\n", fastest, floor_ms, fastest >= floor_ms ? "ok" : "BROKEN");
+    } else {
+        std::printf("FLOOR unknown (the GPU reports no memory clock)\n");
+    }
+    cudaFree(scratch);
+    cudaFree(expected_d);
+    cudaFree(cub_scratch);
+    return 0;
+}
+
+int usage(const std::string& why) {
+    std::fprintf(stderr, "judge: %s\n", why.c_str());
+    return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](const char* name) -> std::string {
+            if (i + 1 >= argc) throw std::invalid_argument(std::string(name) + " needs a value");
+            return argv[++i];
+        };
+        try {
+            if (a == "--device" || a == "--correctness" || a == "--perf") o.mode = a;
+            else if (a == "--sanitize") { o.mode = a; o.tool = value("--sanitize"); }
+            else if (a == "--worker") o.worker = value("--worker");
+            else if (a == "--reference") o.reference = value("--reference");
+            else if (a == "--previous") o.previous = value("--previous");
+            else if (a == "--sanitizer") o.sanitizer = value("--sanitizer");
+            else if (a == "--run-as") o.run_as = value("--run-as");
+            else if (a == "--logs") o.logs = value("--logs");
+            else if (a == "--min-block") o.min_block = std::stoi(value("--min-block"));
+            else if (a == "--timeout") o.timeout = std::stoi(value("--timeout"));
+            else if (a == "--perf-log2n") o.perf_log2n = std::stoi(value("--perf-log2n"));
+            else if (a == "--perf-batch") o.perf_batch = std::stoi(value("--perf-batch"));
+            else return usage("unknown argument '" + a + "'");
+        } catch (const std::exception& e) {
+            return usage(e.what());
+        }
+    }
+    if (const char* seed = std::getenv("CLASSROOM_SEED")) o.seed = std::strtoull(seed, nullptr, 10);
+    if (o.mode.empty()) return usage("give --device, --correctness, --sanitize TOOL or --perf");
+    if (o.mode != "--device" && o.worker.empty()) return usage("give --worker");
+    if (o.mode == "--perf" && (o.reference.empty() || o.previous.empty())) return usage("--perf needs --reference and --previous");
+    if (o.mode == "--sanitize" && (o.sanitizer.empty() || (o.tool != "racecheck" && o.tool != "memcheck"))) {
+        return usage("--sanitize takes racecheck or memcheck, and needs --sanitizer PATH");
+    }
+    if (o.perf_log2n < 10 || o.perf_log2n > 30 || o.perf_batch < 1 || o.perf_batch > static_cast<int>(kMaxBatch)) {
+        return usage("--perf-log2n takes 10..30 and --perf-batch 1..64");
+    }
+    if (o.min_block < 1 || o.min_block > o.max_block || (o.min_block & (o.min_block - 1))) return usage("bad --min-block");
+    if (!o.run_as.empty() && geteuid() != 0) return usage("--run-as needs the judge to run as root");
+    try {
+        Judge judge{o, open_device()};
+        if (o.mode == "--device") {
+            std::printf("%s\n", describe(judge.device).c_str());
+            return 0;
+        }
+        if (o.mode == "--correctness") return judge.correctness();
+        if (o.mode == "--sanitize") return judge.sanitize();
+        return judge.perf();
+    } catch (const CouldNotGrade& e) {
+        std::printf("COULD_NOT_GRADE %s\n", e.what());
+        return 3;
+    }
+}

@@ -1,0 +1,336 @@
+#include "source_check.h"
+
+#include <cctype>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+namespace classroom {
+
+namespace {
+
+// What no reduction kernel or launcher needs, by the threat model's classes.
+const char* const kForbidden[] = {
+    // (1) ending the process or taking over its exit
+    "exit", "_exit", "_Exit", "quick_exit", "abort", "atexit", "at_quick_exit", "on_exit", "terminate",
+    "set_terminate", "longjmp", "setjmp",
+    // (1, 5) other processes, signals, threads that outlive a call
+    "fork", "vfork", "clone", "execl", "execlp", "execle", "execv", "execvp", "execvpe", "execve", "fexecve",
+    "posix_spawn", "posix_spawnp", "system", "popen", "daemon", "setsid", "setpgid", "kill", "killpg", "raise",
+    "signal", "sigaction", "ptrace", "prctl", "pthread_create", "std::thread", "std::jthread", "std::async",
+    "std::system", "std::exit", "std::quick_exit", "std::abort",
+    // (2, 5) files, the environment, sockets, dynamic loading, raw system calls
+    "fopen", "fopen64", "freopen", "fdopen", "open", "open64", "openat", "creat", "unlink", "unlinkat", "remove",
+    "rename", "renameat", "mkdir", "rmdir", "chdir", "chmod", "chown", "symlink", "truncate", "ftruncate", "opendir",
+    "readdir", "scandir", "mmap", "mprotect", "memfd_create", "ifstream", "ofstream", "fstream", "filebuf",
+    "std::filesystem", "getenv", "secure_getenv", "setenv", "putenv", "unsetenv", "clearenv", "environ", "socket",
+    "connect", "bind", "dlopen", "dlmopen", "dlsym", "dlvsym", "syscall", "setuid", "setgid", "seteuid",
+    "setreuid", "__attribute__", "constructor", "destructor", "init_priority", "_Pragma",
+    // the stage contract: kernel launches only, no copies to the host, no synchronization,
+    // no memory of its own beyond the workspace the harness hands it
+    "cudaMemcpy*", "cudaIpc*", "cudaMallocHost", "cudaHostAlloc", "cudaMallocManaged", "cudaMalloc", "cudaFree",
+    "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaDeviceReset", "cudaSetDevice",
+    "cudaLaunchHostFunc", "cudaStreamAddCallback", "cudaGraph*", "cuMem*", "cuIpc*", "cuLaunch*", "cuModule*",
+    "cuCtx*", "cudaGetDriverEntryPoint*",
+    // (3) somebody else's reduction
+    "cub", "thrust", "hipcub", "DeviceReduce", "BlockReduce", "WarpReduce", "cg::reduce",
+    "cooperative_groups::reduce", "std::reduce", "std::accumulate", "std::transform_reduce",
+};
+
+const char* const kIncludes[] = {
+    "stages.h", "stage.h", "<cuda/atomic>", "<cstdint>", "<cstddef>", "<cstdio>", "<climits>", "<cfloat>",
+    "<cmath>", "<limits>", "<type_traits>", "<utility>", "<algorithm>", "<cuda_runtime.h>", "<cuda_fp16.h>",
+    "<cooperative_groups.h>",
+};
+
+bool forbidden_name(const std::string& name, const SourcePolicy& policy) {
+    if (policy.allowed.count(name)) return false;
+    if (policy.forbidden.count(name)) return true;
+    for (const std::string& f : policy.forbidden) {
+        if (!f.empty() && f.back() == '*' && name.compare(0, f.size() - 1, f, 0, f.size() - 1) == 0 &&
+            !policy.allowed.count(f)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// The file after translation phases 1-3, roughly: lines spliced, comments blanked, and,
+// in `code`, the contents of string and character literals blanked too; `with_strings`
+// keeps them (for #include). Both keep every newline, so line numbers hold.
+struct Lexed {
+    std::string code, with_strings;
+    std::vector<std::pair<int, std::string>> literals;  // (line, contents)
+    std::vector<int> line_of;                            // a character of `code` -> its line
+    std::string problem;                                 // an unterminated comment or literal
+};
+
+Lexed lex(const std::string& text) {
+    // Phase 2: splice lines ending in a backslash, remembering each character's line.
+    std::string spliced;
+    std::vector<int> line_of;
+    int line = 1;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\\' && (text.compare(i + 1, 1, "\n") == 0 || text.compare(i + 1, 2, "\r\n") == 0)) {
+            i += text[i + 1] == '\r' ? 2 : 1;
+            ++line;
+            continue;
+        }
+        spliced += text[i];
+        line_of.push_back(line);
+        if (text[i] == '\n') ++line;
+    }
+    Lexed out;
+    out.line_of = line_of;
+    out.code = spliced;
+    out.with_strings = spliced;
+    const std::size_t size = spliced.size();
+    std::size_t i = 0;
+    auto blank = [&](std::size_t from, std::size_t to, bool in_both) {
+        for (std::size_t k = from; k < to && k < size; ++k) {
+            if (spliced[k] == '\n') continue;
+            out.code[k] = ' ';
+            if (in_both) out.with_strings[k] = ' ';
+        }
+    };
+    while (i < size) {
+        const char c = spliced[i];
+        if (c == '/' && i + 1 < size && spliced[i + 1] == '/') {
+            const std::size_t end = spliced.find('\n', i);
+            blank(i, end == std::string::npos ? size : end, true);
+            i = end == std::string::npos ? size : end;
+        } else if (c == '/' && i + 1 < size && spliced[i + 1] == '*') {
+            const std::size_t end = spliced.find("*/", i + 2);
+            if (end == std::string::npos) {
+                out.problem = "a comment that never ends";
+                blank(i, size, true);
+                break;
+            }
+            blank(i, end + 2, true);
+            i = end + 2;
+        } else if (c == '"' || c == '\'') {
+            // A digit separator (1'000) is not a character literal.
+            std::size_t start = i;
+            while (start > 0 && (ident_char(spliced[start - 1]) || spliced[start - 1] == '.' || spliced[start - 1] == '\'')) --start;
+            if (c == '\'' && start < i && std::isdigit(static_cast<unsigned char>(spliced[start]))) {
+                ++i;
+                continue;
+            }
+            const std::string prefix = spliced.substr(start, i - start);
+            const bool raw = c == '"' && !prefix.empty() && prefix.back() == 'R' &&
+                             (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR");
+            std::size_t body = i + 1, end;
+            if (raw) {
+                const std::size_t paren = spliced.find('(', body);
+                if (paren == std::string::npos) {
+                    out.problem = "a raw string literal without its '('";
+                    break;
+                }
+                const std::string close = ")" + spliced.substr(body, paren - body) + "\"";
+                const std::size_t stop = spliced.find(close, paren + 1);
+                if (stop == std::string::npos) {
+                    out.problem = "a raw string literal that never ends";
+                    break;
+                }
+                out.literals.push_back({line_of[i], spliced.substr(paren + 1, stop - paren - 1)});
+                blank(body, stop + close.size() - 1, false);
+                i = stop + close.size();
+                continue;
+            }
+            for (end = body; end < size && spliced[end] != c && spliced[end] != '\n'; ++end) {
+                if (spliced[end] == '\\') ++end;
+            }
+            if (end >= size || spliced[end] != c) {
+                out.problem = "a literal that never ends";
+                break;
+            }
+            out.literals.push_back({line_of[i], spliced.substr(body, end - body)});
+            blank(body, end, false);
+            i = end + 1;
+        } else {
+            ++i;
+        }
+    }
+    return out;
+}
+
+std::string trim(const std::string& s) {
+    const auto b = s.find_first_not_of(" \t\r");
+    const auto e = s.find_last_not_of(" \t\r");
+    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+SourcePolicy default_source_policy() {
+    SourcePolicy p;
+    p.forbidden.insert(std::begin(kForbidden), std::end(kForbidden));
+    p.includes.insert(std::begin(kIncludes), std::end(kIncludes));
+    return p;
+}
+
+SourcePolicy read_source_policy(const std::string& text) {
+    SourcePolicy p = default_source_policy();
+    std::istringstream in(text);
+    int number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        line = trim(line.substr(0, line.find('#') == 0 ? 0 : std::string::npos));
+        if (line.empty()) continue;
+        std::istringstream words(line);
+        std::string verb, what, extra;
+        words >> verb >> what >> extra;
+        if (what.empty() || !extra.empty()) {
+            throw std::invalid_argument("source_policy.txt:" + std::to_string(number) + ": expected '<verb> <one word>'");
+        }
+        if (verb == "allow-include") {
+            p.includes.insert(what);
+        } else if (verb == "allow") {
+            p.allowed.insert(what);
+        } else if (verb == "forbid") {
+            p.forbidden.insert(what);
+            p.allowed.erase(what);
+        } else if (verb == "check" && (what == "off" || what == "on")) {
+            p.enabled = what == "on";
+        } else {
+            throw std::invalid_argument("source_policy.txt:" + std::to_string(number) + ": unknown '" + verb + " " + what +
+                                        "' (allow-include, allow, forbid, check on|off)");
+        }
+    }
+    return p;
+}
+
+std::string source_policy_template() {
+    std::string t =
+        "# What a submitted kernel.cu may contain (classroom/source_check.h; docs/classroom.md).\n"
+        "# The grader refuses a submission that breaks it, with the line and the reason, before\n"
+        "# building anything. One rule a line:\n"
+        "#   allow-include <header>     allow-include \"name.h\"\n"
+        "#   allow NAME                 take a name off the forbidden list\n"
+        "#   forbid NAME                forbid one more name (NAME* forbids a prefix)\n"
+        "#   check off                  no source check (the judge still decides every point)\n"
+        "#\n# Allowed includes by default:";
+    for (const char* inc : kIncludes) t += std::string(" ") + inc;
+    t += ", and the headers of the stage's own folder.\n# Forbidden names by default:";
+    int column = 100;
+    for (const char* name : kForbidden) {
+        if (column > 80) {
+            t += "\n#  ";
+            column = 3;
+        }
+        t += std::string(" ") + name;
+        column += static_cast<int>(std::string(name).size()) + 1;
+    }
+    return t + "\n";
+}
+
+std::vector<std::string> check_source(const std::string& path, const std::string& text, int stage,
+                                      const std::set<std::string>& local_headers, const SourcePolicy& policy) {
+    std::vector<std::string> problems;
+    if (!policy.enabled) return problems;
+    auto report = [&](int line, const std::string& what) {
+        if (problems.size() < 20) problems.push_back(path + ":" + std::to_string(line) + ": " + what);
+    };
+    if (text.size() > 512 * 1024) {
+        report(1, "the file is larger than 512 KiB");
+        return problems;
+    }
+    for (unsigned char c : text) {
+        if (c == 0) {
+            report(1, "the file has a NUL byte: not source text");
+            return problems;
+        }
+    }
+    Lexed lexed = lex(text);
+    if (!lexed.problem.empty()) report(1, lexed.problem);
+    auto line_at = [&](std::size_t pos) { return pos < lexed.line_of.size() ? lexed.line_of[pos] : 1; };
+
+    // The preprocessor's ways of writing a name without writing it.
+    for (const auto& [needle, why] : std::vector<std::pair<std::string, std::string>>{
+             {"##", "token pasting (##) can build a forbidden name"},
+             {"%:", "a digraph (%:) stands for #"},
+             {"??", "a trigraph"},
+             {"\\u", "a universal character name in code"},
+             {"\\U", "a universal character name in code"}}) {
+        for (std::size_t at = lexed.code.find(needle); at != std::string::npos; at = lexed.code.find(needle, at + 1)) {
+            if (needle == "??" && (at + 2 >= lexed.code.size() || std::string("=/'()!<>-").find(lexed.code[at + 2]) == std::string::npos)) continue;
+            report(line_at(at), why);
+            break;
+        }
+    }
+
+    // Directives: includes from the allow-list only, a few pragmas.
+    std::istringstream lines(lexed.with_strings);
+    std::size_t offset = 0;
+    static const std::regex directive(R"(^\s*#\s*(\w*)\s*(.*)$)");
+    for (std::string line; std::getline(lines, line); offset += line.size() + 1) {
+        std::smatch m;
+        if (!std::regex_match(line, m, directive)) continue;
+        const int number = line_at(offset);
+        const std::string name = m[1], rest = trim(m[2]);
+        if (name == "include" || name == "include_next") {
+            // The header's name is not code: <cub/block/block_reduce.cuh> names no call.
+            for (std::size_t k = offset; k < offset + line.size() && k < lexed.code.size(); ++k) lexed.code[k] = ' ';
+        }
+        if (name == "include") {
+            std::string target;
+            if (rest.size() >= 2 && ((rest.front() == '"' && rest.find('"', 1) == rest.size() - 1) ||
+                                     (rest.front() == '<' && rest.find('>') == rest.size() - 1))) {
+                target = rest.front() == '"' ? rest.substr(1, rest.size() - 2) : rest;
+            }
+            const bool local = !target.empty() && rest.front() == '"' && local_headers.count(target);
+            if (target.empty()) {
+                report(number, "#include must name its header in \"\" or <> (not a macro)");
+            } else if (!local && !policy.includes.count(target)) {
+                report(number, "#include " + rest + " is not on the allow-list (source_policy.txt)");
+            }
+        } else if (name == "include_next" || name == "import" || name == "embed") {
+            report(number, "#" + name + " is not allowed");
+        } else if (name == "pragma") {
+            std::istringstream words(rest);
+            std::string first;
+            words >> first;
+            if (first != "unroll" && first != "once" && !policy.allowed.count("#pragma " + first)) {
+                report(number, "#pragma " + first + " is not allowed");
+            }
+        }
+    }
+
+    // Names, with one level of qualification (std::thread, cg::reduce).
+    static const std::regex token(R"([A-Za-z_]\w*|::)");
+    static const std::regex other_stage(R"(reduce([0-9])_stage)");
+    std::string previous, before_previous;
+    for (auto it = std::sregex_iterator(lexed.code.begin(), lexed.code.end(), token); it != std::sregex_iterator(); ++it) {
+        const std::string t = it->str();
+        if (t != "::") {
+            const int number = line_at(static_cast<std::size_t>(it->position()));
+            const std::string qualified =
+                previous == "::" && !before_previous.empty() && before_previous != "::" ? before_previous + "::" + t : "";
+            if (forbidden_name(t, policy)) {
+                report(number, "'" + t + "' is not allowed in a submission (source_policy.txt)");
+            } else if (!qualified.empty() && forbidden_name(qualified, policy)) {
+                report(number, "'" + qualified + "' is not allowed in a submission (source_policy.txt)");
+            }
+            std::smatch m;
+            if (std::regex_match(t, m, other_stage) && std::stoi(m[1]) != stage) {
+                report(number, "'" + t + "' is another stage: write this stage's own code");
+            }
+        }
+        before_previous = previous;
+        previous = t;
+    }
+
+    // Literals that would reach the grader's files or the assembler's file inclusion.
+    for (const auto& [number, contents] : lexed.literals) {
+        for (const char* needle : {".incbin", ".include", "/autograder", "solution/", "/proc/", "/dev/"}) {
+            if (contents.find(needle) != std::string::npos) {
+                report(number, std::string("a string with '") + needle + "' in it");
+            }
+        }
+    }
+    return problems;
+}
+
+}  // namespace classroom

@@ -1,0 +1,139 @@
+// The source check (classroom/source_check.h): every reference and every handed-out stub
+// passes it; each class of the threat model is refused, with its line, in the forms a
+// student would try; what only looks like a forbidden name (a comment, a string, a longer
+// identifier) is not; and the instructor's policy file widens and narrows it.
+#include <gtest/gtest.h>
+
+#include "assignment.h"
+#include "generator.h"
+#include "source_check.h"
+
+namespace {
+
+using namespace classroom;
+
+const fs::path kRepo = CLASSROOM_REPOSITORY;
+
+std::vector<std::string> check(const std::string& text, const SourcePolicy& policy = default_source_policy()) {
+    return check_source("reduce4/kernel.cu", text, 4, {"legacy_last_warp.cuh"}, policy);
+}
+
+std::string joined(const std::vector<std::string>& problems) {
+    std::string out;
+    for (const std::string& p : problems) out += p + "\n";
+    return out;
+}
+
+// A correct-looking kernel file with `line` put in as line 3.
+std::string with_line(const std::string& line) {
+    return "#include \"stages.h\"\n\n" + line + "\n\ntemplate <typename T>\n__global__ void k(const T* in, T* out) {}\n";
+}
+
+TEST(SourceCheck, EveryReferenceAndEveryStubPasses) {
+    for (int stage = 1; stage <= 7; ++stage) {
+        const Tree solution = solution_stage(kRepo, stage);
+        const std::string kernel = stage_name(stage) + "/kernel.cu";
+        std::set<std::string> headers;
+        for (const auto& [path, file] : solution) {
+            if (path != kernel && path.rfind(stage_name(stage) + "/", 0) == 0) headers.insert(path.substr(8));
+        }
+        EXPECT_EQ(joined(check_source(kernel, solution.at(kernel).text, stage, headers, default_source_policy())), "")
+            << "the reference of " << stage_name(stage);
+        const Tree student = make_student_tree(kRepo, Assignment{stage, stage});
+        EXPECT_EQ(joined(check_source(kernel, student.at(kernel).text, stage, headers, default_source_policy())), "")
+            << "the stub of " << stage_name(stage);
+    }
+}
+
+struct Attack {
+    const char* what;
+    std::string line;
+    const char* reason;  // part of the one line the student is shown
+};
+
+TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
+    const std::vector<Attack> attacks = {
+        // (1) ending the process, its status or its output
+        {"an exit before main", "static const int quit_early = (std::_Exit(0), 0);", "'_Exit'"},
+        {"exit", "static int e = (exit(0), 0);", "'exit'"},
+        {"an exit handler", "static int h = atexit([] { _exit(0); });", "'atexit'"},
+        {"a constructor by attribute", "__attribute__((constructor)) static void early() {}", "'__attribute__'"},
+        {"a constructor by C++ attribute", "[[gnu::constructor]] static void early() {}", "'constructor'"},
+        {"a second process", "static int f = fork();", "'fork'"},
+        {"a shell", "static int s = std::system(\"true\");", "'system'"},
+        // (2) reading the grader's files
+        {"the solution by path", "#include \"/autograder/source/solution/reduce4/kernel.cu\"", "not on the allow-list"},
+        {"another stage's file", "#include \"../reduce3/kernel.cu\"", "not on the allow-list"},
+        {"an include through a macro", "#define SOLUTION \"kernel.cu\"\n#include SOLUTION", "not a macro"},
+        {"include_next", "#include_next <cstdio>", "#include_next"},
+        {"the assembler's file inclusion", "asm(\".incbin \\\"/etc/passwd\\\"\");", ".incbin"},
+        {"a file read", "static FILE* f = fopen(\"x\", \"r\");", "'fopen'"},
+        {"a stream", "#include <fstream>\nstatic std::ifstream in(\"x\");", "'ifstream'"},
+        {"the environment", "static const char* s = getenv(\"CLASSROOM_SEED\");", "'getenv'"},
+        {"a library loaded by hand", "static void* h = dlopen(\"libcuda.so\", 2);", "'dlopen'"},
+        // (3) somebody else's reduction
+        {"CUB", "#include <cub/cub.cuh>\nvoid f() { cub::DeviceReduce::Sum(0, 0, 0, 0, 0); }", "'cub'"},
+        {"Thrust", "#include <thrust/reduce.h>", "not on the allow-list"},
+        {"cooperative groups' reduce", "auto s = cg::reduce(tile, v, cg::plus<int>());", "'cg::reduce'"},
+        {"std::reduce", "auto s = std::reduce(a, b);", "'std::reduce'"},
+        {"another stage's launcher", "auto f = reduce3_stage.sum_int;", "another stage"},
+        // (4) memoizing: the host sees the input only through a copy
+        {"a copy to the host", "void f(int* h, const int* d) { cudaMemcpy(h, d, 4, cudaMemcpyDeviceToHost); }",
+         "'cudaMemcpy'"},
+        {"a synchronization", "void f() { cudaDeviceSynchronize(); }", "'cudaDeviceSynchronize'"},
+        // hiding a name from this check
+        {"a line splice", "static int q = (_Ex\\\nit(0), 0);", "'_Exit'"},
+        {"token pasting", "#define CAT(a, b) a##b\nstatic int q = (CAT(_Ex, it)(0), 0);", "token pasting"},
+        {"a digraph", "%:include \"/autograder/x\"", "digraph"},
+        {"a universal character name", "static int q = (\\u005FExit(0), 0);", "universal character name"},
+        {"a trigraph", "?" "?=include \"x\"", "trigraph"},
+        {"a pragma", "#pragma GCC poison x", "#pragma GCC"},
+    };
+    for (const Attack& a : attacks) {
+        const std::string problems = joined(check(with_line(a.line)));
+        EXPECT_NE(problems.find(a.reason), std::string::npos) << a.what << ": " << problems;
+        // On its line: the third, or the fourth where the attack takes two lines.
+        const bool on_line = problems.find("reduce4/kernel.cu:3:") != std::string::npos ||
+                             (a.line.find('\n') != std::string::npos && problems.find("reduce4/kernel.cu:4:") != std::string::npos);
+        EXPECT_TRUE(on_line) << a.what << ": " << problems;
+    }
+}
+
+TEST(SourceCheck, AcceptsWhatOnlyLooksForbidden) {
+    const std::string text = with_line(
+        "// We never call exit(), fork() or cudaMemcpy here; /* nor cub:: */\n"
+        "/* a block comment: #include \"/autograder/x\" */\n"
+        "constexpr std::size_t kMany = 1'000'000;      // a digit separator, not a character\n"
+        "static const char* kNote = \"exit and fork are words\";\n"
+        "static const char* kRaw = R\"x(fopen \"quoted\" getenv)x\";\n"
+        "__device__ int exit_count = 0, forked = 0;     // longer names\n"
+        "#include \"legacy_last_warp.cuh\"              // the stage's own header\n"
+        "#include <cstdint>\n"
+        "#pragma unroll");
+    EXPECT_EQ(joined(check(text)), "");
+}
+
+TEST(SourceCheck, ThePolicyFileWidensAndNarrows) {
+    const std::string copy = with_line("void f(int* h, const int* d) { cudaMemcpy(h, d, 4, cudaMemcpyDeviceToHost); }");
+    EXPECT_FALSE(check(copy).empty());
+    EXPECT_EQ(joined(check(copy, read_source_policy("allow cudaMemcpy\nallow cudaMemcpyDeviceToHost\n"))), "");
+    const std::string cub = with_line("#include <cub/block/block_reduce.cuh>");
+    EXPECT_EQ(joined(check(cub, read_source_policy("# CUB's block reduction is the lesson\nallow-include <cub/block/block_reduce.cuh>"))), "");
+    const std::string atomics = with_line("__device__ void f(int* p) { atomicAdd(p, 1); }");
+    EXPECT_EQ(joined(check(atomics)), "");
+    EXPECT_NE(joined(check(atomics, read_source_policy("forbid atomicAdd"))).find("'atomicAdd'"), std::string::npos);
+    EXPECT_EQ(joined(check(with_line("static int q = (std::_Exit(0), 0);"), read_source_policy("check off"))), "");
+    EXPECT_THROW(read_source_policy("permit exit"), std::invalid_argument);
+    EXPECT_THROW(read_source_policy("allow two words"), std::invalid_argument);
+    // The template every autograder gets changes nothing, and names the whole default list.
+    const SourcePolicy from_template = read_source_policy(source_policy_template());
+    const SourcePolicy defaults = default_source_policy();
+    EXPECT_EQ(from_template.forbidden, defaults.forbidden);
+    EXPECT_EQ(from_template.includes, defaults.includes);
+    EXPECT_TRUE(from_template.enabled);
+    for (const std::string& name : defaults.forbidden) {
+        EXPECT_NE(source_policy_template().find(" " + name), std::string::npos) << name;
+    }
+}
+
+}  // namespace

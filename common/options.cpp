@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <initializer_list>
@@ -217,8 +218,17 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
             options.n = *n;
             n_given = true;
         } else if (option == "--type") {
-            options.type = parse_choice(option, value(), {ValueType::Int32, ValueType::Float32, ValueType::Float64},
-                                        type_name);
+            const std::string& text = value();
+            try {
+                options.type = parse_choice(option, text, {ValueType::Int32, ValueType::Float32, ValueType::Float64},
+                                            type_name);
+            } catch (const UsageError&) {
+                // half, bfloat16, int64: a type of --op's program, not of the stages.
+                if (std::find(spec.op_types.begin(), spec.op_types.end(), text) == spec.op_types.end()) throw;
+                throw UsageError("--type " + text + " needs --op: --op sum --type " + text +
+                                 " sums it with reduce7's kernel, beside CUB (docs/10-your-own-reduction.md); the "
+                                 "stages take int, float or double");
+            }
         } else if (option == "--block") {
             const std::string& text = value();
             const auto block = parse_integer<long long>(text);

@@ -100,6 +100,7 @@ struct ProgramSpec {
     bool explain = false;            // --explain
     bool sweep = false;              // --sweep
     std::string more_options;        // --help lines for options the program handles itself
+    std::vector<std::string> op_types;  // the --type values that --op takes (operator_program.h), for the hint
 };
 
 // Thrown for any bad command line; the message is one line, ready for stderr.

@@ -196,29 +196,24 @@ int run_typed(const Program& program, const Options& options) {
 }  // namespace
 
 namespace {
-struct OperatorRegistration {
-    OperatorProgram program = nullptr;
-    std::string help;
-};
 // A function's static, made on first use: registration runs in another file's static
 // initializer, which may come before this file's.
-OperatorRegistration& operator_registration() {
-    static OperatorRegistration registration;
-    return registration;
+OperatorProgram& operator_program() {
+    static OperatorProgram program;
+    return program;
 }
 }  // namespace
 
-void register_operator_program(OperatorProgram program, std::string help) {
-    operator_registration() = {program, std::move(help)};
-}
+void register_operator_program(OperatorProgram program) { operator_program() = std::move(program); }
 
 int run_program(int argc, char** argv, const Program& program) {
     const std::string name = program.spec.name;
     const std::vector<std::string> args(argv + 1, argv + argc);
     ProgramSpec spec = program.spec;
-    if (const OperatorRegistration& ops = operator_registration(); ops.program) {
-        if (std::find(args.begin(), args.end(), "--op") != args.end()) return ops.program(name, args);
+    if (const OperatorProgram& ops = operator_program(); ops.run) {
+        if (std::find(args.begin(), args.end(), "--op") != args.end()) return ops.run(name, args);
         spec.more_options += ops.help;
+        spec.op_types = ops.types;
     }
     Options options;
     try {

@@ -1,9 +1,9 @@
-// reduce1: the same interleaved tree, with a strided index: no divergent warps
+// reduce1: the same interleaved tree, with a strided index: the adding threads contiguous
 //
 // reduce0 plus one idea. The tree adds the same pairs as reduce0, but thread tid now
 // works on slot index = 2 * s * tid instead of on its own slot. So the threads that add
-// at step s are 0, 1, 2, ... (contiguous): whole warps are either all busy or all idle,
-// and the slow % test is gone.
+// at step s are 0, 1, 2, ... (contiguous): they fill whole warps from warp 0 up (only once
+// fewer than 32 threads add is warp 0 partly busy), and the slow % test is gone.
 //
 // What it exposes: at step s, thread tid touches slot 2 * s * tid, so the 32 threads of a
 // warp hit shared-memory words 2s apart, and words 32 apart share a bank: 2-way, 4-way,
@@ -70,7 +70,7 @@ TreeTrace interleaved_convergent_trace(unsigned block) {
 }
 
 const Stage reduce1_stage = {
-    "reduce1", "interleaved_convergent", "the same tree with a strided index: active threads are contiguous, no divergent warps",
+    "reduce1", "interleaved_convergent", "the same tree with a strided index: active threads are contiguous, in the fewest warps",
     32, 1024,  // any power-of-two block: the tree halves it down to one
     interleaved_convergent_workspace,
     interleaved_convergent_sum<int>, interleaved_convergent_sum<float>, interleaved_convergent_sum<double>,

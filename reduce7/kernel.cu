@@ -17,8 +17,8 @@
 //
 // The loads go in tiles: at each step a block reads kLoadsInFlight x BLOCK contiguous
 // vectors, every thread issuing all its loads before adding any. The grid is fixed, as in
-// reduce6, but never larger than the number of whole tiles, so a small input gets few
-// blocks and a cheap finish.
+// reduce6, but never larger than the number of tiles the input fills (the last one
+// possibly in part), so a small input gets few blocks and a cheap finish.
 //
 // --vec 1|2|4 (elements per load) and --finish two-pass|atomic|last-block select the
 // variants that docs/07-shuffles-vectors.md compares, to show what each idea is worth.
@@ -187,7 +187,7 @@ void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, con
             constexpr unsigned BLOCK = decltype(block)::value;
             constexpr int VEC = decltype(vec)::value;
             const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T>;
-            // A fixed grid, as in reduce6, but no more blocks than whole tiles of work.
+            // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
             const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
                 ceil_div(n, std::size_t(VEC) * kLoadsInFlight * BLOCK), resident_blocks(kernel, BLOCK, 0)));
             if (config.finish == Finish::Atomic && blocks > 1) write_zero(out, stream);

@@ -15,8 +15,8 @@
 #endif
 
 // --op (another operator, or the sum over half, bfloat16 or int64) is run_program's: with
-// ops/ in the tree, ops/ops_entry.cu is linked in and hands such a command line to reduce_ops'
-// program, reduce7's kernel for that operator beside CUB's.
+// ops/ in the tree, ops/ops_entry.cpp is linked in and hands such a command line to reduce_ops,
+// reduce7's kernel for that operator beside CUB's, from the same bin/.
 int main(int argc, char** argv) {
     Program program;
     program.stages = all_stages();

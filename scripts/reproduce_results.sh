@@ -154,12 +154,16 @@ fi
 
 if wanted sass; then
     if command -v cuobjdump >/dev/null; then
-        # The kernels for int; reduce0 with its % and with the bit mask, reduce4 with __syncwarp().
+        # The kernels for int; reduce0 with its % and with the bit mask, reduce4 with __syncwarp()
+        # and its two legacy last warps, reduce6 and reduce7 (vec=4) at block 256.
         run scripts/sass.sh reduce0 'interleaved_divergent<int, (Select)0>' >"$out/sass_reduce0_modulo.txt"
         run scripts/sass.sh reduce0 'interleaved_divergent<int, (Select)1>' >"$out/sass_reduce0_bitmask.txt"
         run scripts/sass.sh reduce1 'interleaved_convergent<int>' >"$out/sass_reduce1.txt"
         run scripts/sass.sh reduce4 'unroll_last_warp<int, (LastWarp)0>' >"$out/sass_reduce4_syncwarp.txt"
         run scripts/sass.sh reduce4 'unroll_last_warp<int, (LastWarp)1>' >"$out/sass_reduce4_legacy_volatile.txt"
+        run scripts/sass.sh reduce4 'unroll_last_warp<int, (LastWarp)2>' >"$out/sass_reduce4_legacy_plain.txt"
+        run scripts/sass.sh reduce6 'grid_stride<256u, int>' >"$out/sass_reduce6.txt"
+        run scripts/sass.sh reduce7 'shuffle_vector_single_pass<256u, 4, int>' >"$out/sass_reduce7.txt"
     else
         echo "cuobjdump not found: no SASS" | tee "$out/sass_reduce1.txt"
     fi

@@ -7,16 +7,20 @@
 #   scripts/sass.sh reduce0 'Select)1'            # the instantiation whose name contains this
 #   scripts/sass.sh reduce4 'LastWarp)0' --arch sm_90
 #
-# Needs cuobjdump (CUDA Toolkit); cu++filt, if present, demangles the names.
+# --arch picks one architecture's code where the build holds several (a build on a
+# machine without a GPU is for 75;80;86;89;90). Needs cuobjdump (CUDA Toolkit); cu++filt,
+# if present, demangles the names, else c++filt (binutils) does.
 set -euo pipefail
-[[ $# -ge 1 ]] || { echo "usage: scripts/sass.sh reduceN [NAME-SUBSTRING] [--build DIR]" >&2; exit 2; }
+[[ $# -ge 1 ]] || { echo "usage: scripts/sass.sh reduceN [NAME-SUBSTRING] [--arch sm_NN] [--build DIR]" >&2; exit 2; }
 stage=$1
 shift
 want=int
 build=build/release
+arch=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --build) build=${2:?--build needs a value}; shift 2 ;;
+        --arch) arch=(--gpu-architecture "${2:?--arch needs a value}"); shift 2 ;;
         *) want=$1; shift ;;
     esac
 done
@@ -24,9 +28,10 @@ lib=$build/lib${stage}_kernel.a
 [[ -f $lib ]] || { echo "sass.sh: $lib not found: build first (README.md)" >&2; exit 3; }
 command -v cuobjdump >/dev/null || { echo "sass.sh: cuobjdump not found: it ships with the CUDA Toolkit" >&2; exit 3; }
 demangle=cat
+command -v c++filt >/dev/null && demangle=c++filt
 command -v cu++filt >/dev/null && demangle=cu++filt
 # Print each "Function :" section whose (demangled) name contains the wanted text.
-cuobjdump -sass "$lib" | $demangle | awk -v want="$want" '
+cuobjdump -sass "${arch[@]}" "$lib" | $demangle | awk -v want="$want" '
     /Function : / { keep = index($0, want) > 0 }
     /^[[:space:]]*\.{10,}/ { if (keep) print; keep = keep && 1; next }
     keep { print }'

@@ -1,14 +1,32 @@
 # reduce_all --op and reduce7 --op: the operator comparison, ours beside CUB, every result
-# verified.
-# Usage: cmake -DEXE=<reduce_all or reduce7> -DNAME=<its name> [-DMODE=unknown] -P runner_op.cmake
-# MODE=unknown: an operator reduce_ops does not have is one line on stderr and exit
-# status 2, before any CUDA call (so it runs without a GPU too).
-if(MODE STREQUAL "unknown")
-  execute_process(COMMAND ${EXE} --op median RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT status EQUAL 2 OR NOT out STREQUAL "" OR NOT err MATCHES "^${NAME}: --op takes sum [^\n]*, not 'median'\n$")
-    message(FATAL_ERROR "expected exit status 2 and one line on stderr, got ${status}; stdout: ${out}; stderr: ${err}")
+# verified. They run reduce_ops from their own bin/ (ops/ops_entry.cpp).
+# Usage: cmake -DEXE=<reduce_all or reduce7> -DNAME=<its name> [-DMODE=... -DWORK=<dir>] -P runner_op.cmake
+# These modes make no CUDA call, so they run without a GPU too:
+#   unknown    an operator reduce_ops does not have: one line on stderr, exit status 2
+#   type_half  --type half without --op: one line on stderr naming --op, exit status 2
+#   not_built  a copy of EXE alone in WORK, without reduce_ops beside it: --op is one line
+#              naming the command that builds reduce_ops, exit status 3
+function(expect_one_line status_expected pattern)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL status_expected OR NOT out STREQUAL "" OR NOT err MATCHES "^${NAME}: ${pattern}[^\n]*\n$")
+    message(FATAL_ERROR "expected exit status ${status_expected} and one line on stderr matching '${NAME}: ${pattern}', "
+                        "got ${status}; stdout: ${out}; stderr: ${err}")
   endif()
   message("ok: ${err}")
+endfunction()
+if(MODE STREQUAL "unknown")
+  expect_one_line(2 "--op takes sum [^\n]*, not 'median'" ${EXE} --op median)
+  return()
+elseif(MODE STREQUAL "type_half")
+  expect_one_line(2 "--type half needs --op: --op sum --type half " ${EXE} --type half)
+  return()
+elseif(MODE STREQUAL "not_built")
+  file(REMOVE_RECURSE "${WORK}")
+  file(MAKE_DIRECTORY "${WORK}/bin")
+  file(COPY "${EXE}" DESTINATION "${WORK}/bin")
+  get_filename_component(exe_name "${EXE}" NAME)
+  expect_one_line(3 "--op runs reduce_ops, which is not built: cmake --build [^ ]+ --target reduce_ops"
+                  "${WORK}/bin/${exe_name}" --op sum)
   return()
 endif()
 execute_process(COMMAND ${EXE} --op argmax,max --type half,float --n 2^20 --iters 3 --warmup 1

@@ -128,8 +128,39 @@ double number_of(const std::string& text) {
 
 struct Value {
     double median = 0, min = 0, max = 0;
-    std::string column;  // the CSV column, for the unit; empty for a computed value
+    // The CSV column whose unit the value is in, for the unit shown (a _ms column shown in
+    // us is x1000); empty for a plain number and for a value with no one column's unit.
+    std::string column;
 };
+
+// The unit a column's values are in, where the figure's unit may differ: "ms" for a _ms
+// column, "us" for a _us column, "GB/s" for a gbps column; "" for any other.
+std::string unit_of(const std::string& column) {
+    const auto ends = [&](const char* tail) {
+        const std::string t = tail;
+        return column.size() >= t.size() && column.compare(column.size() - t.size(), t.size(), t) == 0;
+    };
+    if (ends("_ms")) return "ms";
+    if (ends("_us")) return "us";
+    if (column == "gbps" || ends("_gbps")) return "GB/s";
+    return "";
+}
+
+// The column whose unit `a OP b` is in. A sum or difference keeps its terms' unit (they
+// must agree); a product or quotient with a plain number keeps the column's; a quotient
+// of two columns (a ratio) or a product of two has none of them, and is shown as computed.
+std::string unit_column(const Value& a, char op, const Value& b) {
+    if (op == '+' || op == '-') {
+        if (!a.column.empty() && !b.column.empty() && unit_of(a.column) != unit_of(b.column)) {
+            throw QueryError("the terms of a sum or difference are in different units ('" + a.column + "', '" +
+                             b.column + "')");
+        }
+        return a.column.empty() ? b.column : a.column;
+    }
+    if (b.column.empty()) return a.column;                // a * 2, a / 8192
+    if (op == '*' && a.column.empty()) return b.column;   // 2 * a
+    return "";                                             // a / b, a * b, 1 / a
+}
 
 // The columns that say which thing a row measured; repetitions agree on all of them.
 const char* kIdentity[] = {"stage", "kernel", "variant", "type", "n", "block", "data", "lesson", "column", "metric"};
@@ -212,6 +243,7 @@ Value evaluate(const Table& table, const std::string& query) {
     for (std::size_t i = 0; i < ops.size(); ++i) {
         const Value w = term_value(terms[i + 1]);
         if (v.min != v.max || w.min != w.max) throw QueryError(":spread cannot be combined with other terms");
+        v.column = unit_column(v, ops[i], w);
         switch (ops[i]) {
             case '/': v.median /= w.median; break;
             case '*': v.median *= w.median; break;
@@ -219,7 +251,6 @@ Value evaluate(const Table& table, const std::string& query) {
             default: v.median -= w.median; break;
         }
         v.min = v.max = v.median;
-        v.column.clear();
     }
     return v;
 }
@@ -333,7 +364,10 @@ std::string verify(const std::string& root, const std::string& path, const Link&
         }
         const bool ok = shows(shown.number, v.median * k) &&
                         (!spread || (shows(shown.low, v.min * k) && shows(shown.high, v.max * k)));
-        return ok ? "" : "shows " + link.text + ", the data say " + expected;
+        if (ok) return "";
+        const bool computed = std::regex_search(link.query, std::regex(" [/*+-] "));
+        return "shows " + link.text + ", the data say " + expected +
+               (computed && k != 1 ? " (a computed figure keeps its column's unit: no '* 1000' for ms in us)" : "");
     } catch (const std::exception& e) {
         return e.what();
     }

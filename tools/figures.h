@@ -13,7 +13,10 @@
 // or spread = median with its min-max). Terms combine with " / ", " * ", " + ", " - ", and
 // a term may be a plain number. A text query "line: S" means some line of the file holds
 // S and the figure's number. The figure's text is the value rounded to the decimals shown,
-// in the unit shown (us, ms, GB/s, TB/s, %, x; a _ms column converts to us).
+// in the unit shown (us, ms, GB/s, TB/s, %, x; a _ms column converts to us). A computed
+// figure keeps its columns' unit: "A -> median_ms - B -> median_ms" shown in us is the
+// difference x1000 (write no "* 1000"), and so is a _ms column times or over a plain
+// number; a ratio or product of two columns is shown as computed.
 //
 // check_figures() finds every figure that no longer matches its source, and every
 // measured-looking number (a number with one of those units) that is not a figure;

@@ -144,6 +144,19 @@ TEST(Docs, TheFigureCheckRejectsWrongFigures) {
     EXPECT_EQ(problems_in("[51.3 us](results/r.csv \"" + q + "\")"), 1u);                         // three rows
     EXPECT_EQ(problems_in("reduce0 took 51.3 us, 1.75x slower, at 9.7% of peak"), 3u);
     EXPECT_EQ(problems_in("[51.3 us](results/missing.csv \"" + q + ":median\")"), 1u);
+    // A computed figure keeps its column's unit: a difference of two _ms values shown in us
+    // is x1000. (docs/09 once showed "0.0 us" for 41.104 - 24.096 us, and passed.)
+    std::ofstream(root / "docs/results/m.csv") << "measurement,gpus,n,rank,median_ms\n"
+                                                  "gpu,2,16777216,0,0.041104\n"
+                                                  "gpu,2,16777216,1,0.024096\n";
+    const std::string skew = "measurement=gpu; gpus=2; n=2^24; rank=0 -> median_ms - measurement=gpu; gpus=2; "
+                             "n=2^24; rank=1 -> median_ms";
+    EXPECT_EQ(problems_in("[0.0 us](results/m.csv \"" + skew + "\")"), 1u);
+    EXPECT_EQ(problems_in("[17.0 us](results/m.csv \"" + skew + "\")"), 0u);
+    EXPECT_EQ(problems_in("[17.0 us](results/m.csv \"" + skew + " * 1000\")"), 1u);  // scaled twice
+    EXPECT_EQ(problems_in("[1.71x](results/m.csv \"" + skew.substr(0, skew.find(" - ")) + " / " +
+                          skew.substr(skew.find(" - ") + 3) + "\")"),
+              0u);  // a ratio has no unit
     // --update rewrites a stale CSV figure to the data, keeping its decimals and unit.
     std::vector<figures::Problem> problems;
     EXPECT_EQ(figures::update_page(root.string(), "docs/x.md", "[49 us](results/r.csv \"" + q + ":median\")", problems),

@@ -1,13 +1,15 @@
 // --explain: the replay of reduce0 ... reduce3's trees against counts worked by hand, and
 // the replay's own checks (every input summed once, no races) on broken trees. The counts
 // for a stage are an assignment's answer, so a classroom tree keeps only those of the
-// stages it hands out complete (the solution markers, docs/classroom.md).
+// stages it hands out complete (the solution markers, docs/classroom.md). Last, a replay
+// of reduce4's legacy-plain last warp in the order its SASS runs it.
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <vector>
 
 #include "explain.h"
+#include "input.h"
 #include "stages.h"
 
 namespace {
@@ -116,6 +118,39 @@ TEST(Explain, BrokenTreesAreCaught) {
         sync();
     });
     EXPECT_GT(analyze_tree(racy).races, 0u);
+}
+
+// reduce4 --last-warp legacy-plain as sm_90 SASS runs it (docs/results/
+// sass_reduce4_legacy_plain.txt): each lane of the last warp loads its own slot and the six
+// partner slots before any lane stores, so lane 0 returns slots 0, 32, 16, 8, 4, 2 and 1 of
+// the block's 64 partial sums. Over the passes of n = 2^22 int (block 256: 8,192 blocks,
+// then 16, then 1) that gives the wrong sum every run on the H100 got
+// (docs/results/legacy.txt: got -148, expected 3392; docs/04-sync-removal.md).
+TEST(Legacy, PlainLastWarpAsCompiledGivesTheMeasuredSum) {
+    const std::size_t n = std::size_t{1} << 22;
+    const unsigned block = 256, per_block = 2 * block;  // reduce4 adds two inputs per thread
+    const int magnitude = value_magnitude(n, ValueType::Int32);
+    std::vector<long long> values(n);
+    long long exact = 0;
+    for (std::size_t i = 0; i < n; ++i) exact += values[i] = input_value(2026, i, magnitude);  // the default seed
+    ASSERT_EQ(exact, 3392);
+    while (values.size() > 1) {
+        std::vector<long long> sums((values.size() + per_block - 1) / per_block);
+        for (std::size_t b = 0; b < sums.size(); ++b) {
+            std::vector<long long> slot(block, 0);
+            for (unsigned t = 0; t < block; ++t) {
+                for (std::size_t i = b * per_block + t; i < values.size() && i < (b + 1) * per_block; i += block) {
+                    slot[t] += values[i];
+                }
+            }
+            for (unsigned s = block / 2; s > 32; s >>= 1) {  // the block-wide steps, correct
+                for (unsigned t = 0; t < s; ++t) slot[t] += slot[t + s];
+            }
+            sums[b] = slot[0] + slot[32] + slot[16] + slot[8] + slot[4] + slot[2] + slot[1];
+        }
+        values = sums;
+    }
+    EXPECT_EQ(values[0], -148);
 }
 
 TEST(Explain, PrintsTheTable) {

@@ -144,6 +144,21 @@ TEST(Options, BadInputIsAUsageErrorNamingTheProblem) {
     }
 }
 
+// reduce7 and reduce_all with ops/: a type of --op's program, given without --op, is an error
+// that names --op; a type nobody takes keeps the plain message.
+TEST(Options, ATypeOfTheOperatorProgramNamesOp) {
+    ProgramSpec spec = stage_spec();
+    spec.op_types = {"int", "int64", "float", "double", "half", "bfloat16"};
+    const std::string message = usage_error({"--type", "half"}, spec);
+    EXPECT_NE(message.find("--type half needs --op: --op sum --type half"), std::string::npos) << message;
+    EXPECT_NE(message.find("docs/10-your-own-reduction.md"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_NE(usage_error({"--type", "bfloat16"}, spec).find("--type bfloat16 needs --op"), std::string::npos);
+    EXPECT_NE(usage_error({"--type", "quad"}, spec).find("--type takes int, float or double, not 'quad'"),
+              std::string::npos);
+    EXPECT_EQ(parse({"--type", "double"}, spec).type, ValueType::Float64);
+}
+
 TEST(Options, BlockRangeComesFromTheProgram) {
     EXPECT_EQ(parse({"--block", "32"}).block, 32);
     EXPECT_NE(usage_error({"--block", "32"}, stage_spec(64)).find("power of two from 64 to 1024"), std::string::npos);

@@ -129,34 +129,35 @@ inline bool recv_all(int fd, void* data, std::size_t bytes, int timeout_ms) {
     return true;
 }
 
-// A message with one file descriptor riding along (SCM_RIGHTS).
-inline bool send_with_fd(int socket, const void* data, std::size_t bytes, int fd) {
-    iovec io{const_cast<void*>(data), bytes};
+// A message with one file descriptor riding along (SCM_RIGHTS): the header both sides fill.
+struct FdMessage {
+    iovec io;
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
     msghdr msg{};
-    msg.msg_iov = &io;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    FdMessage(void* data, std::size_t bytes) : io{data, bytes} {
+        msg.msg_iov = &io;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+    }
+    FdMessage(const FdMessage&) = delete;
+};
+
+inline bool send_with_fd(int socket, const void* data, std::size_t bytes, int fd) {
+    FdMessage m(const_cast<void*>(data), bytes);
+    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    return sendmsg(socket, &msg, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes);
+    return sendmsg(socket, &m.msg, MSG_NOSIGNAL) == static_cast<ssize_t>(bytes);
 }
 
 inline bool recv_with_fd(int socket, void* data, std::size_t bytes, int& fd, int timeout_ms) {
     if (!wait_readable(socket, timeout_ms)) return false;
-    iovec io{data, bytes};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &io;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (recvmsg(socket, &msg, MSG_WAITALL) != static_cast<ssize_t>(bytes)) return false;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    FdMessage m(data, bytes);
+    if (recvmsg(socket, &m.msg, MSG_WAITALL) != static_cast<ssize_t>(bytes)) return false;
+    cmsghdr* c = CMSG_FIRSTHDR(&m.msg);
     if (!c || c->cmsg_type != SCM_RIGHTS) return false;
     std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
     return true;

@@ -336,7 +336,7 @@ Device open_device() {
 }
 
 std::string describe(const Device& d) {
-    char text[256];
+    char text[512];
     std::snprintf(text, sizeof text, "%s (compute capability %d.%d, %d SMs, %.0f GB/s theoretical)", d.prop.name,
                   d.prop.major, d.prop.minor, d.prop.multiProcessorCount, d.peak_bytes_per_s / 1e9);
     return text;

@@ -158,6 +158,14 @@ std::string with_launcher(const std::string& kernel, int stage, const std::strin
     return before_stage(swapped, stage, replace_all(definition, "ORIGINAL", original));
 }
 
+// The stub with its launcher replaced by a call of another stage's (`other`: "reduce3").
+std::string borrowing(const std::string& stub, int stage, const std::string& other) {
+    return with_launcher(stub, stage, "borrowed_sum",
+                         "template <typename T>\n"
+                         "void borrowed_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, cudaStream_t s) {\n"
+                         "    " + other + "_stage.sum<T>()(in, n, out, w, c, s);\n}\n");
+}
+
 const char* kCheckOff = "check off\n";
 
 TEST_P(Grader, ScoresWhatTheRubricPromises) {
@@ -220,11 +228,7 @@ TEST_P(Grader, ScoresWhatTheRubricPromises) {
                        "void library_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, cudaStream_t s) {\n"
                        "    std::size_t bytes = 0;\n    cub::DeviceReduce::Sum(nullptr, bytes, in, out, n, s);\n"
                        "    ORIGINAL<T>(in, n, out, w, c, s);\n}\n")},
-        {"other-stage",
-         with_launcher(stub, stage, "borrowed_sum",
-                       "template <typename T>\n"
-                       "void borrowed_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, cudaStream_t s) {\n"
-                       "    reduce0_stage.sum<T>()(in, n, out, w, c, s);\n}\n")},
+        {"other-stage", borrowing(stub, stage, "reduce0")},
     };
     for (const auto& [fixture, kernel] : exploits) {
         const Grading g = grade_as(fixture, submission_with(out / "submissions" / fixture, stage, kernel));
@@ -310,12 +314,7 @@ TEST_P(JudgeAlone, Holds) {
     // (3) another stage's launcher: the worker links this stage alone, so it does not build.
     const Grading borrowed = grade_as(
         "unchecked-other-stage",
-        submission_with(out / "submissions/borrowed", stage,
-                        with_launcher(stub, stage, "borrowed_sum",
-                                      "template <typename T>\n"
-                                      "void borrowed_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, "
-                                      "cudaStream_t s) {\n    reduce3_stage.sum<T>()(in, n, out, w, c, s);\n}\n")),
-        kCheckOff);
+        submission_with(out / "submissions/borrowed", stage, borrowing(stub, stage, "reduce3")), kCheckOff);
     EXPECT_EQ(borrowed.results.score(), 0);
     EXPECT_NE(borrowed.output("build").find("undefined reference"), std::string::npos) << borrowed.output("build");
 

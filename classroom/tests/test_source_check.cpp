@@ -137,3 +137,4 @@ TEST(SourceCheck, ThePolicyFileWidensAndNarrows) {
 }
 
 }  // namespace
+

@@ -158,7 +158,6 @@ struct Grader {
 
     // Nothing earned: every line of a stage listed with zero, so the maximum stays visible.
     void add_zeros(int stage, const std::string& why) {
-        line_number = 0;
         add(stage, "public cases", Rubric::kPublicTests, false, why, {"public"});
         for (const std::string& group : hidden_groups()) {
             add(stage, "hidden cases, " + group, Rubric::kHiddenGroup, false, why, {"hidden", group}, "after_due_date");
@@ -432,17 +431,34 @@ struct Grader {
     void grade_stage(int stage) {
         line_number = 0;
         current_min_block = grading_of(stage).min_block;
+        const std::string worker = worker_of(build, stage);
+        if (!out_of_time()) public_tests_feedback(stage);
         if (out_of_time()) {
             add_zeros(stage, out_of_time_text());
             return;
         }
-        const std::string worker = worker_of(build, stage);
-        public_tests_feedback(stage);
-        bool correct = !out_of_time() && correctness(stage, worker);
-        if (out_of_time() && !correct && results.tests.back().output.empty()) results.tests.back().output = out_of_time_text();
-        sanitizer_test(stage, "racecheck", Rubric::kRacecheck, correct && !out_of_time(), worker);
-        sanitizer_test(stage, "memcheck", Rubric::kMemcheck, correct && !out_of_time(), worker);
-        performance(stage, correct && !out_of_time(), worker);
+        const bool correct = correctness(stage, worker);
+        // The parts after correctness, each skipped with the reason once the budget is spent.
+        auto part = [&](const std::string& name, double points, const char* tag, auto&& run) {
+            if (correct && out_of_time()) {
+                add(stage, name, points, false, out_of_time_text(), {tag});
+            } else {
+                run();
+            }
+        };
+        part("racecheck", Rubric::kRacecheck, "sanitizer",
+             [&] { sanitizer_test(stage, "racecheck", Rubric::kRacecheck, correct, worker); });
+        part("memcheck", Rubric::kMemcheck, "sanitizer",
+             [&] { sanitizer_test(stage, "memcheck", Rubric::kMemcheck, correct, worker); });
+        part("performance", Rubric::kPerformance, "performance", [&] { performance(stage, correct, worker); });
+    }
+
+    // Every stage's lines at zero, for one reason (a refusal, a failed build, no GPU).
+    void zero_every_stage(const std::string& why) {
+        for (int k : assignment.stages()) {
+            line_number = 0;
+            add_zeros(k, why);
+        }
     }
 };
 
@@ -558,13 +574,13 @@ Graded grade(const GradeOptions& options) {
     }
     if (!refusal.empty()) {
         header << "\n" << refusal;
-        for (int k : g.assignment.stages()) g.add_zeros(k, refusal);
+        g.zero_every_stage(refusal);
         return finish(1);
     }
     const std::string unprepared = g.prepare_trusted();
     if (!unprepared.empty()) {
         header << "\nThe grader could not grade: " << unprepared;
-        for (int k : g.assignment.stages()) g.add_zeros(k, "not graded: the grader's own programs are not ready");
+        g.zero_every_stage("not graded: the grader's own programs are not ready");
         return finish(3);
     }
     g.sync_files(options.autograder / "student_tree", g.tree, editable);
@@ -576,7 +592,7 @@ Graded grade(const GradeOptions& options) {
                                              built ? "built" : build_log, "visible", {stage_name(k), "build"}});
     }
     if (!built) {
-        for (int k : g.assignment.stages()) g.add_zeros(k, "not run: the build failed");
+        g.zero_every_stage("not run: the build failed");
         header << "\nThe build failed: see the build test's output for the compiler's errors.";
         return finish(1);
     }
@@ -585,7 +601,7 @@ Graded grade(const GradeOptions& options) {
     header << "\nGPU: " << (device.exit_code == 0 ? gpu : "none usable: " + gpu);
     g.results.extra_data.push_back({"gpu", json_escape(trimmed(gpu))});
     if (device.exit_code != 0) {
-        for (int k : g.assignment.stages()) g.add_zeros(k, "not graded: no usable GPU: " + gpu);
+        g.zero_every_stage("not graded: no usable GPU: " + gpu);
         return finish(3);
     }
     for (int k : g.assignment.stages()) g.grade_stage(k);

@@ -247,6 +247,44 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
     EXPECT_EQ(read_file(out / "autograder/solution/reduce4/kernel.cu").find("// solution ("), std::string::npos);
 }
 
+void expect_gradescope_results(const Json& r, const GradeResults& results);
+
+// The grading of a refused submission needs no GPU: nothing is built. Its results list
+// every rubric line of every stage at zero, numbered and tagged, with the reason; a link
+// in place of the kernel is refused too (it could point the grader at its own files).
+TEST(Grading, ARefusedSubmissionGetsEveryLineAtZeroWithTheReason) {
+    const fs::path out = scratch("refused");
+    generate(kRepo, Assignment{3, 4}, out);
+    const fs::path submission = out / "submission";
+    for (int stage : {3, 4}) {
+        const std::string kernel = read_file(out / "student" / stage_name(stage) / "kernel.cu");
+        write_file(submission / stage_name(stage) / "kernel.cu",
+                   kernel + (stage == 4 ? "\nstatic const int quit_early = (std::_Exit(0), 0);\n" : ""));
+    }
+    GradeOptions options;
+    options.autograder = out / "autograder";
+    options.submission = submission;
+    options.work = out / "work";
+    const Graded graded = grade(options);
+    EXPECT_EQ(graded.exit_status, 1);
+    EXPECT_EQ(graded.results.score(), 0);
+    EXPECT_EQ(graded.results.max_score(), 2 * Rubric::kTotal);
+    EXPECT_NE(graded.results.output.find("refused by the source check"), std::string::npos) << graded.results.output;
+    EXPECT_NE(graded.results.output.find("reduce4/kernel.cu:"), std::string::npos) << graded.results.output;
+    ASSERT_EQ(graded.results.tests.size(), 16u);  // 8 rubric lines a stage
+    EXPECT_EQ(graded.results.tests[0].number, "3.1");
+    EXPECT_EQ(graded.results.tests[8].number, "4.1");
+    EXPECT_EQ(graded.results.tests[9].tags, (std::vector<std::string>{"reduce4", "hidden", "int"}));
+    EXPECT_EQ(graded.results.tests[9].visibility, "after_due_date");
+    EXPECT_FALSE(fs::exists(options.work / "build")) << "a refused submission must not be built";
+    expect_gradescope_results(parse_json(results_json(graded.results)), graded.results);
+
+    fs::remove(submission / "reduce4/kernel.cu");
+    fs::create_symlink(out / "autograder/solution/reduce4/kernel.cu", submission / "reduce4/kernel.cu");
+    std::map<std::string, std::string> editable;
+    EXPECT_NE(check_submission(out / "autograder", submission, editable).find("symbolic link"), std::string::npos);
+}
+
 void expect_gradescope_results(const Json& r, const GradeResults& results) {
     // Gradescope's autograder specification: a number score, the tests as objects with a
     // name, score and max_score, and the optional fields with their allowed values.

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "assignment.h"
@@ -241,6 +242,14 @@ struct Grader {
     // Makes `to` hold exactly the files of `pristine`, with `replaced` (path -> text) in
     // place of some; unchanged files keep their timestamps, so rebuilds are incremental.
     static void sync_files(const fs::path& pristine, const fs::path& to, const std::map<std::string, std::string>& replaced) {
+        // A link left in a folder the student's user owned would make the grader write
+        // through it: remove every link first (the grader is then the only writer there).
+        std::error_code ignored;
+        std::vector<fs::path> links;
+        for (auto it = fs::recursive_directory_iterator(to, ignored); it != fs::recursive_directory_iterator(); it.increment(ignored)) {
+            if (it->is_symlink(ignored)) links.push_back(it->path());
+        }
+        for (const fs::path& link : links) fs::remove(link, ignored);
         std::set<std::string> wanted;
         for (const std::string& path : list_files(pristine)) {
             wanted.insert(path);
@@ -544,9 +553,20 @@ Graded grade(const GradeOptions& options) {
         g.seed = (std::uint64_t(device()) << 32 | device()) % 1000000000000ULL + 1;
     }
     become_subreaper();  // nothing a step starts outlives it (kill_leftovers after each)
+    kill_leftovers(options.run_as);  // nor anything of an earlier grading's
     std::ostringstream header;
     header << "Assignment " << g.assignment.name() << ", graded " << utc_now() << ", seed " << g.seed << ".";
     const bool isolated = !options.run_as.empty() && geteuid() == 0;
+    if (isolated) {
+        // The grader's folders must be its own: a folder the student's user made or may
+        // write could hold a judge of theirs.
+        for (const fs::path& p : {options.work, options.trusted.empty() ? options.work / "trusted" : options.trusted}) {
+            struct stat st {};
+            if (lstat(p.c_str(), &st) == 0 && (S_ISLNK(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+                throw std::invalid_argument(p.string() + " must be a folder of root's that no one else may write (--work, --trusted)");
+            }
+        }
+    }
     const std::string isolation =
         isolated ? "the submission was built and run as the user " + options.run_as +
                        ", apart from the grader; every point was decided by the grader's own process"

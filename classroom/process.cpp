@@ -6,6 +6,7 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,7 +60,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& s
     // The output goes to a file, not a pipe: nothing to drain while waiting, however much
     // a compiler prints.
     char log_name[] = "/tmp/classroom-run-XXXXXX";
-    const int log = mkstemp(log_name);
+    const int log = mkostemp(log_name, O_CLOEXEC);  // the program gets it as stdout and stderr only
     if (log < 0) {
         result.output = "cannot create a temporary file for the output";
         return result;
@@ -69,6 +70,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& s
         setpgid(0, 0);  // its own process group, so a timeout kills its children too
         dup2(log, STDOUT_FILENO);
         dup2(log, STDERR_FILENO);
+        // Nothing else of ours is inherited: a descriptor of the grader's output or files
+        // would let the program write there.
+        rlimit limit{};
+        const int most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? static_cast<int>(limit.rlim_cur) : 65536;
+        for (int fd = 3; fd < most; ++fd) close(fd);
         if (drop && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(126);
         for (const std::string& e : spec.extra_env) putenv(const_cast<char*>(e.c_str()));
         if (!directory.empty() && chdir(directory.c_str()) != 0) _exit(127);

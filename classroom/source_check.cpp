@@ -25,13 +25,20 @@ const char* const kForbidden[] = {
     "readdir", "scandir", "mmap", "mprotect", "memfd_create", "ifstream", "ofstream", "fstream", "filebuf",
     "std::filesystem", "getenv", "secure_getenv", "setenv", "putenv", "unsetenv", "clearenv", "environ", "socket",
     "connect", "bind", "dlopen", "dlmopen", "dlsym", "dlvsym", "syscall", "setuid", "setgid", "seteuid",
-    "setreuid", "__attribute__", "constructor", "destructor", "init_priority", "_Pragma",
+    "setreuid", "__attribute__", "constructor", "destructor", "init_priority", "_Pragma", "thrd_create", "_Fork",
+    "execveat", "openat64", "openat2", "creat64", "symlinkat", "linkat", "renameat2", "mkdirat", "mknod", "mknodat",
+    "__environ", "_environ", "fchownat", "fchmodat",
+    // host assembly can rename any function (__asm__("system")), make a raw system call or
+    // include a file (.incbin); a stage's kernels need none: `allow asm` where one does
+    "asm", "__asm__", "__asm",
     // the stage contract: kernel launches only, no copies to the host, no synchronization,
     // no memory of its own beyond the workspace the harness hands it
     "cudaMemcpy*", "cudaIpc*", "cudaMallocHost", "cudaHostAlloc", "cudaMallocManaged", "cudaMalloc", "cudaFree",
     "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaDeviceReset", "cudaSetDevice",
     "cudaLaunchHostFunc", "cudaStreamAddCallback", "cudaGraph*", "cuMem*", "cuIpc*", "cuLaunch*", "cuModule*",
-    "cuCtx*", "cudaGetDriverEntryPoint*",
+    "cuCtx*", "cudaGetDriverEntryPoint*", "cudaHostRegister", "cudaHostGetDevicePointer", "cudaMallocAsync",
+    "cudaMallocFromPoolAsync", "cudaMallocPitch", "cudaMalloc3D", "cudaStreamQuery", "cudaEventQuery", "cuStream*",
+    "cuEvent*", "cuGetProcAddress*",
     // (3) somebody else's reduction
     "cub", "thrust", "hipcub", "DeviceReduce", "BlockReduce", "WarpReduce", "cg::reduce",
     "cooperative_groups::reduce", "std::reduce", "std::accumulate", "std::transform_reduce",
@@ -95,7 +102,23 @@ Lexed lex(const std::string& text) {
             if (in_both) out.with_strings[k] = ' ';
         }
     };
-    while (i < size) {
+    // Forward, token by token, as the compiler reads it: a pp-number (which takes in
+    // 1e+5, 0x1p-3 and digit separators) can never start a literal or a raw string.
+    auto literal = [&](std::size_t quote) -> std::size_t {  // an ordinary "..." or '...'; returns the end
+        const char q = spliced[quote];
+        std::size_t end = quote + 1;
+        for (; end < size && spliced[end] != q && spliced[end] != '\n'; ++end) {
+            if (spliced[end] == '\\') ++end;
+        }
+        if (end >= size || spliced[end] != q) {
+            out.problem = "a literal that never ends";
+            return size;
+        }
+        out.literals.push_back({line_of[quote], spliced.substr(quote + 1, end - quote - 1)});
+        blank(quote + 1, end, false);
+        return end + 1;
+    };
+    while (i < size && out.problem.empty()) {
         const char c = spliced[i];
         if (c == '/' && i + 1 < size && spliced[i + 1] == '/') {
             const std::size_t end = spliced.find('\n', i);
@@ -110,45 +133,49 @@ Lexed lex(const std::string& text) {
             }
             blank(i, end + 2, true);
             i = end + 2;
-        } else if (c == '"' || c == '\'') {
-            // A digit separator (1'000) is not a character literal.
-            std::size_t start = i;
-            while (start > 0 && (ident_char(spliced[start - 1]) || spliced[start - 1] == '.' || spliced[start - 1] == '\'')) --start;
-            if (c == '\'' && start < i && std::isdigit(static_cast<unsigned char>(spliced[start]))) {
-                ++i;
-                continue;
-            }
-            const std::string prefix = spliced.substr(start, i - start);
-            const bool raw = c == '"' && !prefix.empty() && prefix.back() == 'R' &&
-                             (prefix == "R" || prefix == "u8R" || prefix == "uR" || prefix == "UR" || prefix == "LR");
-            std::size_t body = i + 1, end;
-            if (raw) {
-                const std::size_t paren = spliced.find('(', body);
-                if (paren == std::string::npos) {
-                    out.problem = "a raw string literal without its '('";
+        } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+                   (c == '.' && i + 1 < size && std::isdigit(static_cast<unsigned char>(spliced[i + 1])))) {
+            std::size_t end = i + 1;
+            while (end < size) {
+                const char d = spliced[end];
+                if (ident_char(d) || d == '.') {
+                    ++end;
+                } else if ((d == '+' || d == '-') && std::string("eEpP").find(spliced[end - 1]) != std::string::npos) {
+                    ++end;
+                } else if (d == '\'' && end + 1 < size && ident_char(spliced[end + 1])) {
+                    end += 2;  // a digit separator
+                } else {
                     break;
                 }
-                const std::string close = ")" + spliced.substr(body, paren - body) + "\"";
-                const std::size_t stop = spliced.find(close, paren + 1);
-                if (stop == std::string::npos) {
-                    out.problem = "a raw string literal that never ends";
-                    break;
-                }
-                out.literals.push_back({line_of[i], spliced.substr(paren + 1, stop - paren - 1)});
-                blank(body, stop + close.size() - 1, false);
-                i = stop + close.size();
+            }
+            i = end;
+        } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+            std::size_t end = i;
+            while (end < size && ident_char(spliced[end])) ++end;
+            const std::string word = spliced.substr(i, end - i);
+            const bool raw = end < size && spliced[end] == '"' &&
+                             (word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR");
+            if (!raw) {
+                i = end;  // an encoding prefix (u8"...") leaves the quote to the next turn
                 continue;
             }
-            for (end = body; end < size && spliced[end] != c && spliced[end] != '\n'; ++end) {
-                if (spliced[end] == '\\') ++end;
-            }
-            if (end >= size || spliced[end] != c) {
-                out.problem = "a literal that never ends";
+            const std::size_t body = end + 1;
+            const std::size_t paren = spliced.find('(', body);
+            if (paren == std::string::npos) {
+                out.problem = "a raw string literal without its '('";
                 break;
             }
-            out.literals.push_back({line_of[i], spliced.substr(body, end - body)});
-            blank(body, end, false);
-            i = end + 1;
+            const std::string close = ")" + spliced.substr(body, paren - body) + "\"";
+            const std::size_t stop = spliced.find(close, paren + 1);
+            if (stop == std::string::npos) {
+                out.problem = "a raw string literal that never ends";
+                break;
+            }
+            out.literals.push_back({line_of[end], spliced.substr(paren + 1, stop - paren - 1)});
+            blank(body, stop + close.size() - 1, false);
+            i = stop + close.size();
+        } else if (c == '"' || c == '\'') {
+            i = literal(i);
         } else {
             ++i;
         }

@@ -26,11 +26,14 @@ id -u "$student_user" >/dev/null 2>&1 ||
 
 # The handed-out tree, built once now as the student's user, so that grading a submission
 # recompiles only the files it changes.
-mkdir -p /autograder/work/tree /autograder/work/grading
+# /autograder/work itself stays root's (the judge's logs live in it); the student's user
+# owns only the tree, the worker's sources and the build.
+mkdir -p /autograder/work/tree /autograder/work/grading /autograder/work/build
+chmod 755 /autograder/work
 cp -a student_tree/. /autograder/work/tree/
 cp -a grading/. /autograder/work/grading/
 workers=$(sed -n 's/^set(GRADED_STAGES \(.*\))$/\1/p' grading/assignment.cmake | tr ' ' ';')
-chown -R "$student_user": /autograder/work
+chown -R "$student_user": /autograder/work/tree /autograder/work/grading /autograder/work/build
 runuser -u "$student_user" -- cmake -S /autograder/work/tree -B /autograder/work/build -DCMAKE_BUILD_TYPE=Release \
       -DREDUCTION_GRADING_DIR=/autograder/work/grading "-DGRADING_WORKERS=$workers"
 runuser -u "$student_user" -- cmake --build /autograder/work/build --parallel --target gpu_tests \

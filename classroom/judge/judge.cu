@@ -37,9 +37,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -130,9 +130,30 @@ std::vector<std::string> worker_environment() {
     return env;
 }
 
+// Closes every descriptor from `first` on, in a child about to exec.
+void close_descriptors_from(int first) {
+    rlimit limit{};
+    const int most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? static_cast<int>(limit.rlim_cur) : 65536;
+    for (int fd = first; fd < most; ++fd) close(fd);
+}
+
+// The text of an open file, read through its descriptor (not its path, which a student's
+// process could have pointed elsewhere), at most `most` bytes from its start.
+std::string read_through(int fd, std::size_t most = 1 << 20) {
+    std::string text(most, '\0');
+    std::size_t got = 0;
+    while (got < most) {
+        const ssize_t r = pread(fd, &text[got], most - got, static_cast<off_t>(got));
+        if (r <= 0) break;
+        got += static_cast<std::size_t>(r);
+    }
+    text.resize(got);
+    return text;
+}
+
 int create_fresh(const std::string& path) {
     unlink(path.c_str());
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) throw CouldNotGrade("cannot create " + path);
     return fd;
 }
@@ -177,6 +198,7 @@ public:
             dup2(log, STDERR_FILENO);
             const int null = open("/dev/null", O_RDONLY);
             dup2(null, STDIN_FILENO);
+            close_descriptors_from(4);  // nothing of the judge's (its output above all) reaches the worker
             rlimit no_core{0, 0};
             setrlimit(RLIMIT_CORE, &no_core);
             if (user && (setgroups(0, nullptr) != 0 || setgid(user->pw_gid) != 0 || setuid(user->pw_uid) != 0 ||
@@ -194,11 +216,14 @@ public:
             _exit(127);
         }
         close(pair[1]);
-        close(log);
+        log_fd_ = log;  // kept: the log is read back through it
         if (pid_ < 0) throw CouldNotGrade("fork failed");
         socket_ = pair[0];
     }
-    ~Worker() { stop(); }
+    ~Worker() {
+        stop();
+        if (log_fd_ >= 0) close(log_fd_);
+    }
     Worker(const Worker&) = delete;
     Worker& operator=(const Worker&) = delete;
 
@@ -286,7 +311,7 @@ public:
 
     // The last lines the worker printed: the student's own output, labelled as such.
     std::string tail() const {
-        std::ifstream in(log_path_);
+        std::istringstream in(read_through(log_fd_));
         std::vector<std::string> lines;
         for (std::string line; std::getline(in, line) && lines.size() < 10000;) lines.push_back(line);
         if (lines.empty()) return "";
@@ -306,6 +331,7 @@ private:
     std::string role_, log_path_, ended_ = "not started";
     pid_t pid_ = -1;
     int socket_ = -1;
+    int log_fd_ = -1;
     int exit_status_ = -1;
 };
 
@@ -518,6 +544,9 @@ struct Judge {
         q.n = c.n;
         q.block = static_cast<std::uint32_t>(c.block);
         q.repeats = 2;  // the second run reuses the workspace, as a caller would
+        // Half the aligned cases on an exactly sized private copy, as the sanitizers' are, so
+        // that a private copy does not mark a sanitizer's run.
+        if (c.offset == 0 && ((seed >> 7) & 1)) q.flags = kCopyIn;
         std::vector<double> got;
         std::string error;
         if (!worker.ask(q, got, error, o.timeout)) return error;
@@ -537,17 +566,22 @@ struct Judge {
     // gains nothing.
     int sanitize() {
         const bool race = o.tool == "racecheck";
-        const std::size_t n = race ? (std::size_t{1} << 16) : 1000003;
+        // A size and a block drawn from the seed, near 2^16 (racecheck is slow) or near 10^6
+        // with a partial last block and tail, so that a launcher cannot tell the sanitizer's
+        // run from the others by its size.
+        const std::uint64_t pick = mix(o.seed, race ? 77 : 78);
+        const std::size_t n = race ? (std::size_t{1} << 16) - 1000 + pick % 2000 : 999000 + pick % 2000;
+        const std::vector<int> all = blocks(o);
+        const int block = all[(pick >> 20) % all.size()];
         SharedMemory memory(n * 4, device.id);
         // The sanitizer runs as the student's user and writes this file itself: made here,
         // then handed to that user. Its verdict rests on its exit status first.
         const std::string log = o.logs + "/" + o.tool + ".log";
-        const int log_fd = create_fresh(log);
+        const int log_fd = create_fresh(log);  // read back through this descriptor, below
         if (!o.run_as.empty()) {
             const passwd* user = getpwnam(o.run_as.c_str());
             if (!user || fchown(log_fd, user->pw_uid, user->pw_gid) != 0) throw CouldNotGrade("cannot hand " + log + " over");
         }
-        close(log_fd);
         // application-only: the sanitizer follows the worker alone, so a process the
         // submission starts is not the sanitizer's to wait for; it is killed with the step.
         std::vector<std::string> argv = {o.sanitizer, "--tool", o.tool, "--error-exitcode", "86", "--log-file", log,
@@ -559,13 +593,13 @@ struct Judge {
         std::string verdict;
         bool sums_right = error.empty();
         if (sums_right) {
-            const Case c{Type::Int, n, 256, 0};
+            const Case c{Type::Int, n, block, 0};
             Request q;
             q.n = n;
-            q.block = 256;
+            q.block = static_cast<std::uint32_t>(block);
             q.flags = kCopyIn;
             long long exact = 0;
-            const auto values = case_values<int>(n, mix(o.seed, 77), exact);
+            const auto values = case_values<int>(n, mix(pick, 1), exact);
             CHECK(cudaMemcpy(memory.at<int>(0), values.data(), n * 4, cudaMemcpyHostToDevice));
             std::vector<double> got;
             sums_right = worker->ask(q, got, error, o.timeout) && got[0] == static_cast<double>(exact);
@@ -574,8 +608,8 @@ struct Judge {
         const std::string ended = worker->stop(120);
         const int status = worker->exit_status();
         kill_every_process_of(o.run_as);  // before the log is read: nothing of the student's may rewrite it
-        std::ifstream in(log);
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const std::string text = read_through(log_fd);
+        close(log_fd);
         const std::string summary_key = race ? "RACECHECK SUMMARY:" : "ERROR SUMMARY:";
         std::string summary;
         std::istringstream lines(text);
@@ -593,7 +627,7 @@ struct Judge {
         } else if (status == 86 || (!summary.empty() && !zero)) {
             verdict = "FOUND " + (summary.empty() ? std::string("errors (exit 86)") : summary);
         } else if (status == 0 && zero) {
-            verdict = "CLEAN " + summary + " at n = " + std::to_string(n);
+            verdict = "CLEAN " + summary + " (" + case_text({Type::Int, n, block, 0}) + ")";
         } else {
             verdict = "ERROR the sanitizer ended with " + ended + (summary.empty() ? ", no summary in its log" : "");
         }
@@ -676,9 +710,13 @@ int Judge::perf() {
     std::vector<double> round_medians[3], all_times[3], reported[3];
     bool verified[3] = {true, true, true};
     std::string failure[3];
-    std::uint64_t request_number = 0;
+    // Each timed request's inputs from a fresh 64-bit seed of the OS's, not from the
+    // grading's seed: that one is printed in the report and spans 10^12 values, few enough
+    // for a worker to recover from the inputs it sees and predict the next ones.
+    std::random_device entropy;
+    auto fresh_seed = [&entropy] { return (std::uint64_t(entropy()) << 32) ^ entropy(); };
     auto timed_request = [&](int w) -> double {
-        const std::uint64_t seed = mix(o.seed, 1000 + request_number++);
+        const std::uint64_t seed = fresh_seed();
         fill_inputs<<<1024, 256>>>(memory.at<int>(0), kN, stride / sizeof(int), kBatch, seed);
         CHECK(cudaGetLastError());
         for (unsigned k = 0; k < kBatch; ++k) {

@@ -88,6 +88,15 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         {"a universal character name", "static int q = (\\u005FExit(0), 0);", "universal character name"},
         {"a trigraph", "?" "?=include \"x\"", "trigraph"},
         {"a pragma", "#pragma GCC poison x", "#pragma GCC"},
+        // found by reviewing the check as an attacker would
+        {"a function renamed by assembly", "extern \"C\" int run(const char*) __asm__(\"system\");", "'__asm__'"},
+        {"a raw system call", "void f() { asm volatile(\"syscall\"); }", "'asm'"},
+        {"a split .incbin", "asm(\".inc\" \"bin \\\"/etc/passwd\\\"\");", "'asm'"},
+        {"a C11 thread", "static int t = thrd_create(0, 0, 0);", "'thrd_create'"},
+        {"the environment by its symbol", "extern \"C\" char** __environ;", "'__environ'"},
+        {"host memory mapped into the device", "void f(void* p) { cudaHostRegister(p, 4, 0); }", "'cudaHostRegister'"},
+        {"memory of its own", "void f(void** p) { cudaMallocAsync(p, 4, 0); }", "'cudaMallocAsync'"},
+        {"a wait by polling", "void f() { while (cudaStreamQuery(0)) {} }", "'cudaStreamQuery'"},
     };
     for (const Attack& a : attacks) {
         const std::string problems = joined(check(with_line(a.line)));
@@ -97,6 +106,27 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
                              (a.line.find('\n') != std::string::npos && problems.find("reduce4/kernel.cu:4:") != std::string::npos);
         EXPECT_TRUE(on_line) << a.what << ": " << problems;
     }
+}
+
+// Where the check's reading of the text and the compiler's could part, everything after
+// the split would go unchecked: a character literal the check took for a digit separator,
+// a raw string it saw inside a number.
+TEST(SourceCheck, ReadsLiteralsAsTheCompilerDoes) {
+    const std::vector<std::pair<std::string, std::string>> desyncs = {
+        {"#define IGNORE(...)\nIGNORE(0'/*')\nstatic int x = system(\"id\");\n// */", "'system'"},
+        {"#define IGNORE(...)\nIGNORE(1e+R\"(\")\nstatic int x = system(\"id\");\n// )\"", "'system'"},
+        {"#define IGNORE(...)\nIGNORE(0x1p-R\"(\")\n#include </autograder/source/solution/reduce4/kernel.cu>\n// )\"",
+         "not on the allow-list"},
+    };
+    for (const auto& [text, reason] : desyncs) {
+        const std::string problems = joined(check(with_line(text)));
+        EXPECT_NE(problems.find(reason), std::string::npos) << text << "\n" << problems;
+    }
+    // Still literals, still separators: nothing to report.
+    EXPECT_EQ(joined(check(with_line("constexpr long kBig = 0x1'0000'0000, kSmall = 1'0;\n"
+                                     "static const char* kText = u8\"exit\";\nstatic const char kC = 'x';\n"
+                                     "constexpr double kE = 1e+5, kP = 0x1p-3;"))),
+              "");
 }
 
 TEST(SourceCheck, AcceptsWhatOnlyLooksForbidden) {

@@ -121,6 +121,18 @@ std::set<std::string> local_headers(const fs::path& pristine, int stage) {
     return headers;
 }
 
+// Where the judge and the reference workers are built: --trusted, or <work>/trusted.
+fs::path trusted_folder(const GradeOptions& options) {
+    return options.trusted.empty() ? options.work / "trusted" : options.trusted;
+}
+
+// "reduce3;reduce4": the stages first..last, as a CMake list.
+std::string stage_list(int first, int last) {
+    std::string list;
+    for (int k = first; k <= last; ++k) list += (list.empty() ? "" : ";") + stage_name(k);
+    return list;
+}
+
 struct Grader {
     Grader(const GradeOptions& o, const Assignment& a) : options(o), assignment(a) {}
     const GradeOptions& options;
@@ -132,6 +144,12 @@ struct Grader {
     bool infrastructure_failed = false;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     int line_number = 0;  // of the current stage's rubric lines
+
+    // --jobs, or the machine's cores.
+    std::string build_jobs() const {
+        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+        return std::to_string(options.jobs > 0 ? options.jobs : static_cast<int>(cores));
+    }
 
     std::string worker_of(const fs::path& build_dir, int stage) const {
         return (build_dir / "bin" / ("grade_worker_" + stage_name(stage))).string();
@@ -170,9 +188,8 @@ struct Grader {
 
     // A step that runs the student's code (the build, the tree's tests): as the student's
     // user when there is one, and nothing it leaves behind survives the step.
-    ProcessResult run_student(const std::vector<std::string>& argv, int timeout, const std::string& directory = "") {
+    ProcessResult run_student(const std::vector<std::string>& argv, int timeout) {
         RunSpec spec;
-        spec.directory = directory;
         spec.timeout_seconds = step_timeout(timeout);
         spec.run_as = options.run_as;
         ProcessResult r = run_process(argv, spec);
@@ -213,8 +230,7 @@ struct Grader {
         if (!fs::exists(source / "judge" / "judge.cu") || !fs::exists(source / "solution")) {
             return ready ? "" : "the judge and the reference workers were never built, and their sources are gone";
         }
-        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        const std::string jobs = std::to_string(options.jobs > 0 ? options.jobs : static_cast<int>(cores));
+        const std::string jobs = build_jobs();
         ProcessResult r = run_process({"cmake", "-S", (source / "judge").string(), "-B", (trusted / "judge-build").string(),
                                        "-DCMAKE_BUILD_TYPE=Release"}, "", 600);
         if (r.exit_code == 0) r = run_process({"cmake", "--build", (trusted / "judge-build").string(), "--parallel", jobs}, "", options.build_timeout);
@@ -225,12 +241,9 @@ struct Grader {
         std::map<std::string, std::string> solutions;
         for (const std::string& path : list_files(source / "solution")) solutions[path] = read_file(source / "solution" / path);
         sync_files(source / "student_tree", reference_tree, solutions);
-        std::string workers, targets;
+        const std::string workers = stage_list(assignment.first - 1, assignment.last);
         std::vector<std::string> make = {"cmake", "--build", reference_build.string(), "--parallel", jobs, "--target"};
-        for (int k = assignment.first - 1; k <= assignment.last; ++k) {
-            workers += (workers.empty() ? "" : ";") + stage_name(k);
-            make.push_back("grade_worker_" + stage_name(k));
-        }
+        for (int k = assignment.first - 1; k <= assignment.last; ++k) make.push_back("grade_worker_" + stage_name(k));
         r = run_process({"cmake", "-S", reference_tree.string(), "-B", reference_build.string(), "-DCMAKE_BUILD_TYPE=Release",
                          "-DREDUCTION_BUILD_TESTS=OFF", "-DREDUCTION_GRADING_DIR=" + (source / "grading").string(),
                          "-DGRADING_WORKERS=" + workers}, "", 600);
@@ -275,8 +288,7 @@ struct Grader {
         const fs::path grading = options.work / "grading";
         std::map<std::string, std::string> none;
         sync_files(options.autograder / "grading", grading, none);
-        std::string workers;
-        for (int k : assignment.stages()) workers += (workers.empty() ? "" : ";") + stage_name(k);
+        const std::string workers = stage_list(assignment.first, assignment.last);
         for (const fs::path& p : {tree, build, grading}) {
             fs::create_directories(p);
             give_to(p.string(), options.run_as);
@@ -289,10 +301,8 @@ struct Grader {
             log = configured.timed_out ? "configure timed out\n" : "configure failed:\n" + last_lines(configured.output, 40);
             return false;
         }
-        const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-        std::vector<std::string> make = {"cmake", "--build", build.string(), "--parallel",
-                                         std::to_string(options.jobs > 0 ? options.jobs : static_cast<int>(cores)),
-                                         "--target", "gpu_tests"};
+        std::vector<std::string> make = {"cmake", "--build", build.string(), "--parallel", build_jobs(), "--target",
+                                         "gpu_tests"};
         for (int k : assignment.stages()) make.push_back("grade_worker_" + stage_name(k));
         ProcessResult built = run_student(make, options.build_timeout);
         if (built.timed_out) {
@@ -535,7 +545,7 @@ std::string check_submission(const fs::path& autograder, const fs::path& submiss
 
 std::string prepare(const GradeOptions& options) {
     Grader g(options, parse_assignment(trimmed(read_file(options.autograder / "assignment.txt"))));
-    g.trusted = options.trusted.empty() ? options.work / "trusted" : options.trusted;
+    g.trusted = trusted_folder(options);
     return g.prepare_trusted();
 }
 
@@ -545,7 +555,7 @@ Graded grade(const GradeOptions& options) {
     g.tree = options.work / "tree";
     g.build = options.work / "build";
     g.logs = options.work / "logs";
-    g.trusted = options.trusted.empty() ? options.work / "trusted" : options.trusted;
+    g.trusted = trusted_folder(options);
     g.sanitizer = find_sanitizer(options.sanitizer);
     g.seed = options.seed;
     if (g.seed == 0) {
@@ -560,7 +570,7 @@ Graded grade(const GradeOptions& options) {
     if (isolated) {
         // The grader's folders must be its own: a folder the student's user made or may
         // write could hold a judge of theirs.
-        for (const fs::path& p : {options.work, options.trusted.empty() ? options.work / "trusted" : options.trusted}) {
+        for (const fs::path& p : {options.work, g.trusted}) {
             struct stat st {};
             if (lstat(p.c_str(), &st) == 0 && (S_ISLNK(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
                 throw std::invalid_argument(p.string() + " must be a folder of root's that no one else may write (--work, --trusted)");

@@ -78,11 +78,17 @@ struct Options {
     std::uint64_t seed = 1;
 };
 
-std::uint64_t mix(std::uint64_t seed, std::uint64_t i) {
+__host__ __device__ std::uint64_t mix(std::uint64_t seed, std::uint64_t i) {
     std::uint64_t z = seed * 0xD1B54A32D192ED03ULL + (i + 1) * 0x9E3779B97F4A7C15ULL;
     z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ULL;
     z = (z ^ (z >> 29)) * 0x94D049BB133111EBULL;
     return z ^ (z >> 32);
+}
+
+// An input value from a hash: a nonzero integer of at most `magnitude`, its sign from the
+// lowest bit. The host's cases and the GPU's timed inputs draw the same way.
+__host__ __device__ long long signed_value(std::uint64_t z, long long magnitude) {
+    return (1 + static_cast<long long>((z >> 1) % static_cast<std::uint64_t>(magnitude))) * ((z & 1) ? 1 : -1);
 }
 
 // ---------------------------------------------------------------- the shared memory
@@ -443,8 +449,7 @@ std::vector<T> case_values(std::size_t n, std::uint64_t seed, long long& exact) 
     std::vector<T> values(n);
     exact = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t z = mix(seed, i);
-        const long long v = (1 + static_cast<long long>((z >> 1) % magnitude)) * ((z & 1) ? 1 : -1);
+        const long long v = signed_value(mix(seed, i), magnitude);
         values[i] = static_cast<T>(v);
         exact += v;
     }
@@ -645,12 +650,8 @@ __global__ void fill_inputs(int* data, std::size_t n, std::size_t stride, unsign
     const std::size_t total = n * batch;
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
          i += std::size_t(gridDim.x) * blockDim.x) {
-        const std::size_t k = i / n, j = i % n;
-        std::uint64_t z = (seed + k * 0x9E3779B97F4A7C15ULL) * 0xD1B54A32D192ED03ULL + (j + 1) * 0x9E3779B97F4A7C15ULL;
-        z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ULL;
-        z = (z ^ (z >> 29)) * 0x94D049BB133111EBULL;
-        z ^= z >> 32;
-        data[k * stride + j] = static_cast<int>(1 + (z >> 1) % 8) * ((z & 1) ? 1 : -1);
+        const std::size_t k = i / n, j = i % n;  // input k of the batch, its element j
+        data[k * stride + j] = static_cast<int>(signed_value(mix(seed + k * 0x9E3779B97F4A7C15ULL, j), 8));
     }
 }
 

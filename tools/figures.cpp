@@ -280,10 +280,10 @@ int decimals(const std::string& number) {
 
 // The factor from a column's unit to the unit shown.
 double scale(const std::string& column, const std::string& unit) {
-    const bool ms = column.size() > 3 && column.compare(column.size() - 3, 3, "_ms") == 0;
-    if (ms && unit == "us") return 1000;
-    if (ms && unit == "s") return 1e-3;
-    if (column == "gbps" && unit == "TB/s") return 1e-3;
+    const std::string from = unit_of(column);
+    if (from == "ms" && unit == "us") return 1000;
+    if (from == "ms" && unit == "s") return 1e-3;
+    if (from == "GB/s" && unit == "TB/s") return 1e-3;
     return 1;
 }
 

@@ -289,7 +289,7 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     for (const char* name : {"CMakeLists.txt", "worker.cu", "protocol.h"}) {
         grader[std::string("grading/") + name] = TreeFile{read_file(repo / "classroom/grading" / name), false};
     }
-    for (const char* name : {"CMakeLists.txt", "judge.cu"}) {
+    for (const char* name : {"CMakeLists.txt", "judge.cu", "timing_model.h"}) {
         grader[std::string("judge/") + name] = TreeFile{read_file(repo / "classroom/judge" / name), false};
     }
     grader["source_policy.txt"] = TreeFile{source_policy_template(), false};

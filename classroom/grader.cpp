@@ -433,6 +433,15 @@ struct Grader {
             << " us, on this GPU, each in its own process, timed by the grader.\nFull points at or below "
             << fixed(grading.max_time_ratio, 2) << "x the reference; on this GPU the previous stage takes "
             << fixed(prev.median / ref.median, 3) << "x the reference's time.";
+        static const std::regex fixed_line(R"(^FIXED ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) max_ms=([0-9.eE+-]+))");
+        for (const std::string& f : lines_starting(r.output, "FIXED ")) {
+            std::smatch m;
+            if (!std::regex_search(f, m, fixed_line)) continue;
+            out << "\nEach time is a request's time less the protocol's fixed cost per request ("
+                << fixed(std::stod(m[1]) * 1000, 1) << " us, " << fixed(std::stod(m[2]) * 1000, 1) << " - "
+                << fixed(std::stod(m[3]) * 1000, 1)
+                << " over the rounds, measured on the instructor's workers alone), divided by the request's reductions.";
+        }
         if (!sub.verified) {
             out << "\nA timed run gave a wrong sum: no points.";
             for (const std::string& f : lines_starting(r.output, "PERF_FAILURE submission ")) out << " " << f;

@@ -16,7 +16,7 @@
 //  - CooperativeGroupsBlockReduce: cooperative_groups::reduce on 32-thread tiles, and the
 //    step across warps still written out (16 lines);
 //  - CubBlockReduce: cub::BlockReduce does both levels (9 lines).
-// On reduce7's sum all three are equally fast (ops/library_stages.cu; reduce_all times
+// On reduce7's sum all three are equally fast (ops/library_stage_cg.cu, library_stage_cub.cu; reduce_all times
 // them as reduce7, reduce7_cg and reduce7_cub: on an H200, 2^26 floats, 4121, 4162 and
 // 4129 GB/s): a block reduces once, after dozens of vector loads per thread. reduce_ops
 // runs every operator with the first, except that argmax reduces each warp with

@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "protocol.h"
+#include "timing_model.h"
 
 namespace {
 
@@ -74,7 +75,9 @@ struct Options {
     std::string mode, tool, worker, reference, previous, sanitizer, run_as, logs = "/tmp";
     int min_block = 32, max_block = 1024;
     int timeout = 120;  // seconds for one request
-    int perf_log2n = 26, perf_batch = 8;  // the timed inputs: 2^26 int (256 MiB) each, 8 a batch
+    // The timed inputs: 2^26 int (256 MiB) each, 16 a request (4 GiB of GPU memory in all),
+    // 4 in the small requests that measure the protocol's fixed cost; 9 rounds.
+    int perf_log2n = 26, perf_batch = 16, perf_small = 4, perf_rounds = 9;
     std::uint64_t seed = 1;
 };
 
@@ -665,32 +668,35 @@ __global__ void flush_l2(int4* scratch, std::size_t count) {
     }
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t m = v.size() / 2;
-    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
+using timing_model::median;
 
 // The submission, the reference and the previous stage, each in its own worker under the
 // same protocol: round after round, in a rotated order, each timed request a batch of
-// kBatch reductions of fresh inputs none of the workers has seen, the L2 flushed
-// before it, timed on this side from the request to the answer, every sum checked.
+// reductions of fresh inputs none of the workers has seen, the L2 flushed before it,
+// timed on this side from the request to the answer, every sum checked.
+//
+// A request's time is its reductions' plus a fixed cost that is no reduction's: the
+// socket's round trip, the worker waking up, the GPU switching from this process's context
+// to the worker's, the copy of the sums back. On the H100 it is about 0.25 ms, a seventh
+// of a 16-reduction request, and left in, it pulls every ratio towards 1. So the
+// instructor's two workers also answer small requests (kSmall inputs), and the fixed cost
+// follows from the two sizes: T(B) = fixed + B * t gives fixed = (L*T(S) - S*T(L)) / (L - S).
+// It is measured on trusted workers only (the submission's code cannot move it) and
+// subtracted from every program's large requests; the large requests time the whole batch,
+// so work moved from one reduction of a request to another gains nothing.
 int Judge::perf() {
-    // 2^26 int (256 MiB) an input, far more than any L2, and 8 inputs a request: the work
-    // timed is large against what the protocol adds to it (the socket's round trip, the
-    // launches, the context switch), so the ratio of two programs' times stays the ratio of
-    // their reductions'.
+    // 2^26 int (256 MiB) an input, far more than any L2.
     const std::size_t kN = std::size_t{1} << o.perf_log2n;
-    const unsigned kBatch = static_cast<unsigned>(o.perf_batch);
-    constexpr int kRounds = 7, kPerRound = 3, kWarmup = 2;
+    const unsigned kLarge = static_cast<unsigned>(o.perf_batch), kSmall = static_cast<unsigned>(o.perf_small);
+    const int kRounds = o.perf_rounds, kPerRound = 3, kWarmup = 2;
     const std::size_t stride = kN * sizeof(int) + 256;  // each input on its own 256-byte boundary
-    SharedMemory memory(stride * kBatch, device.id);
+    SharedMemory memory(stride * kLarge, device.id);
     const std::size_t scratch_count = 2 * static_cast<std::size_t>(device.prop.l2CacheSize) / sizeof(int4) + 1;
     int4* scratch = nullptr;
     CHECK(cudaMalloc(&scratch, scratch_count * sizeof(int4)));
     CHECK(cudaMemset(scratch, 0, scratch_count * sizeof(int4)));
     int* expected_d = nullptr;
-    CHECK(cudaMalloc(&expected_d, kBatch * sizeof(int)));
+    CHECK(cudaMalloc(&expected_d, kLarge * sizeof(int)));
     std::size_t cub_bytes = 0;
     CHECK(cub::DeviceReduce::Sum(nullptr, cub_bytes, memory.at<int>(0), expected_d, static_cast<int>(kN)));
     void* cub_scratch = nullptr;
@@ -708,30 +714,31 @@ int Judge::perf() {
             return 0;
         }
     }
-    std::vector<double> round_medians[3], all_times[3], reported[3];
     bool verified[3] = {true, true, true};
     std::string failure[3];
+    std::vector<double> reported[3];  // the worker's own event time per reduction: printed, never judged
     // Each timed request's inputs from a fresh 64-bit seed of the OS's, not from the
     // grading's seed: that one is printed in the report and spans 10^12 values, few enough
     // for a worker to recover from the inputs it sees and predict the next ones.
     std::random_device entropy;
     auto fresh_seed = [&entropy] { return (std::uint64_t(entropy()) << 32) ^ entropy(); };
-    auto timed_request = [&](int w) -> double {
+    // One request of `batch` reductions; its time in ms from request to answer, or -1.
+    auto timed_request = [&](int w, unsigned batch) -> double {
         const std::uint64_t seed = fresh_seed();
-        fill_inputs<<<1024, 256>>>(memory.at<int>(0), kN, stride / sizeof(int), kBatch, seed);
+        fill_inputs<<<1024, 256>>>(memory.at<int>(0), kN, stride / sizeof(int), batch, seed);
         CHECK(cudaGetLastError());
-        for (unsigned k = 0; k < kBatch; ++k) {
+        for (unsigned k = 0; k < batch; ++k) {
             CHECK(cub::DeviceReduce::Sum(cub_scratch, cub_bytes, memory.at<int>(k * stride), expected_d + k,
                                          static_cast<int>(kN)));
         }
         flush_l2<<<1024, 256>>>(scratch, scratch_count);
         CHECK(cudaGetLastError());
-        std::vector<int> expected(kBatch);
-        CHECK(cudaMemcpy(expected.data(), expected_d, kBatch * sizeof(int), cudaMemcpyDeviceToHost));  // synchronizes
+        std::vector<int> expected(batch);
+        CHECK(cudaMemcpy(expected.data(), expected_d, batch * sizeof(int), cudaMemcpyDeviceToHost));  // synchronizes
         Request q;
         q.n = kN;
         q.block = 256;
-        q.batch = kBatch;
+        q.batch = batch;
         q.stride = stride;
         std::vector<double> got;
         std::string error;
@@ -743,7 +750,7 @@ int Judge::perf() {
             if (failure[w].empty()) failure[w] = error;
             return -1;
         }
-        for (unsigned k = 0; k < kBatch; ++k) {
+        for (unsigned k = 0; k < batch; ++k) {
             if (got[k] != static_cast<double>(expected[k])) {
                 verified[w] = false;
                 if (failure[w].empty()) {
@@ -751,52 +758,79 @@ int Judge::perf() {
                 }
             }
         }
-        reported[w].push_back(workers[w]->last_worker_ms / kBatch);
-        return std::chrono::duration<double, std::milli>(t1 - t0).count() / kBatch;
+        if (batch == kLarge) reported[w].push_back(workers[w]->last_worker_ms / batch);
+        return std::chrono::duration<double, std::milli>(t1 - t0).count();
     };
     for (int w = 0; w < 3; ++w) {
-        for (int i = 0; i < kWarmup; ++i) timed_request(w);
+        for (int i = 0; i < kWarmup; ++i) {
+            timed_request(w, kLarge);
+            if (w > 0) timed_request(w, kSmall);
+        }
     }
+    // Per round and program: the median time of its large requests and, for the
+    // instructor's workers, of their small ones.
+    std::vector<double> large[3], small[3], fastest_large(3, 1e300);
     for (int round = 0; round < kRounds; ++round) {
         for (int k = 0; k < 3; ++k) {
             const int w = (k + round) % 3;
-            std::vector<double> times;
+            std::vector<double> l, s;
             for (int i = 0; i < kPerRound && verified[w]; ++i) {
-                const double t = timed_request(w);
+                const double t = timed_request(w, kLarge);
                 if (t > 0) {
-                    times.push_back(t);
-                    all_times[w].push_back(t);
+                    l.push_back(t);
+                    fastest_large[w] = std::min(fastest_large[w], t);
                 }
+                if (w == 0 || !verified[w]) continue;
+                const double u = timed_request(w, kSmall);
+                if (u > 0) s.push_back(u);
             }
-            if (!times.empty()) round_medians[w].push_back(median(times));
+            if (!l.empty()) large[w].push_back(median(l));
+            if (!s.empty()) small[w].push_back(median(s));
         }
     }
     for (auto& w : workers) w->stop();
     if (!verified[1] || !verified[2]) {
         throw CouldNotGrade(std::string("the instructor's worker failed: ") + failure[verified[1] ? 2 : 1]);
     }
-    std::printf("n = 2^%d int per reduction, block 256, batches of %u fresh inputs, %d rounds of %d timed batches per "
-                "program in a rotated order, L2 flushed before each batch, timed by the judge from request to answer, "
-                "on %s\n", o.perf_log2n, kBatch, kRounds, kPerRound, device.prop.name);
+    // The fixed cost of a request: one estimate per round from each instructor's worker.
+    std::vector<double> fixed_estimates;
+    for (int w = 1; w < 3; ++w) {
+        for (std::size_t r = 0; r < std::min(large[w].size(), small[w].size()); ++r) {
+            fixed_estimates.push_back(timing_model::fixed_cost(small[w][r], kSmall, large[w][r], kLarge));
+        }
+    }
+    if (fixed_estimates.empty()) throw CouldNotGrade("no small request of the instructor's workers was timed");
+    const double fixed_ms = std::max(0.0, median(fixed_estimates));
+    std::printf("n = 2^%d int per reduction, block 256, requests of %u fresh inputs (and of %u for the fixed cost), "
+                "%d rounds of %d timed requests per program in a rotated order, L2 flushed before each request, timed "
+                "by the judge from request to answer, on %s\n",
+                o.perf_log2n, kLarge, kSmall, kRounds, kPerRound, device.prop.name);
+    const auto [fixed_lo, fixed_hi] = std::minmax_element(fixed_estimates.begin(), fixed_estimates.end());
+    std::printf("FIXED ms=%.6f min_ms=%.6f max_ms=%.6f (a request's cost beyond its reductions, from the instructor's "
+                "workers' %u- and %u-input requests; subtracted from every program's)\n",
+                fixed_ms, *fixed_lo, *fixed_hi, kSmall, kLarge);
     for (int w = 0; w < 3; ++w) {
-        if (round_medians[w].empty()) {
+        if (large[w].empty()) {
             std::printf("PERF %s FAILED %s\n", roles[w], failure[w].c_str());
             continue;
         }
-        const double med = median(round_medians[w]);
-        const auto [lo, hi] = std::minmax_element(round_medians[w].begin(), round_medians[w].end());
+        std::vector<double> per_reduction;
+        for (double t : large[w]) per_reduction.push_back(timing_model::per_reduction(t, kLarge, fixed_ms));
+        const double med = median(per_reduction);
+        const auto [lo, hi] = std::minmax_element(per_reduction.begin(), per_reduction.end());
         std::printf("PERF %s median_ms=%.6f min_ms=%.6f max_ms=%.6f %s\n", roles[w], med, *lo, *hi,
                     verified[w] ? "verified" : "FAILED");
         if (!verified[w]) std::printf("PERF_FAILURE %s %s\n", roles[w], failure[w].c_str());
         // For whoever tunes this protocol: the judge's time against the worker's own events.
-        if (!reported[w].empty()) {
-            std::printf("INFO %s judge_ms=%.6f worker_event_ms=%.6f (the worker's figure is not trusted)\n", roles[w],
-                        median(all_times[w]), median(reported[w]));
-        }
+        std::printf("INFO %s request_ms=%.6f", roles[w], median(large[w]));
+        if (!small[w].empty()) std::printf(" small_request_ms=%.6f", median(small[w]));
+        if (!reported[w].empty()) std::printf(" worker_event_ms_per_reduction=%.6f (not trusted)", median(reported[w]));
+        std::printf("\n");
     }
-    // The floor: no reduction reads its bytes faster than the memory can deliver them.
-    if (!all_times[0].empty() && device.peak_bytes_per_s > 0) {
-        const double fastest = *std::min_element(all_times[0].begin(), all_times[0].end());
+    // The floor: no request reads its bytes faster than the memory can deliver them (the
+    // request's whole time, nothing subtracted).
+    if (!large[0].empty() && device.peak_bytes_per_s > 0) {
+        const double fastest = fastest_large[0] / kLarge;
         const double floor_ms = kN * sizeof(int) / device.peak_bytes_per_s * 1e3;
         std::printf("FLOOR fastest_ms=%.6f floor_ms=%.6f %s\n", fastest, floor_ms, fastest >= floor_ms ? "ok" : "BROKEN");
     } else {
@@ -836,6 +870,8 @@ int main(int argc, char** argv) {
             else if (a == "--timeout") o.timeout = std::stoi(value("--timeout"));
             else if (a == "--perf-log2n") o.perf_log2n = std::stoi(value("--perf-log2n"));
             else if (a == "--perf-batch") o.perf_batch = std::stoi(value("--perf-batch"));
+            else if (a == "--perf-small") o.perf_small = std::stoi(value("--perf-small"));
+            else if (a == "--perf-rounds") o.perf_rounds = std::stoi(value("--perf-rounds"));
             else return usage("unknown argument '" + a + "'");
         } catch (const std::exception& e) {
             return usage(e.what());
@@ -848,8 +884,9 @@ int main(int argc, char** argv) {
     if (o.mode == "--sanitize" && (o.sanitizer.empty() || (o.tool != "racecheck" && o.tool != "memcheck"))) {
         return usage("--sanitize takes racecheck or memcheck, and needs --sanitizer PATH");
     }
-    if (o.perf_log2n < 10 || o.perf_log2n > 30 || o.perf_batch < 1 || o.perf_batch > static_cast<int>(kMaxBatch)) {
-        return usage("--perf-log2n takes 10..30 and --perf-batch 1..64");
+    if (o.perf_log2n < 10 || o.perf_log2n > 30 || o.perf_batch < 2 || o.perf_batch > static_cast<int>(kMaxBatch) ||
+        o.perf_small < 1 || o.perf_small >= o.perf_batch || o.perf_rounds < 1 || o.perf_rounds > 99) {
+        return usage("--perf-log2n takes 10..30, --perf-batch 2..64, --perf-small 1..(batch - 1), --perf-rounds 1..99");
     }
     if (o.min_block < 1 || o.min_block > o.max_block || (o.min_block & (o.min_block - 1))) return usage("bad --min-block");
     if (!o.run_as.empty() && geteuid() != 0) return usage("--run-as needs the judge to run as root");

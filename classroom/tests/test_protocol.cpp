@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "protocol.h"
+#include "timing_model.h"
 
 namespace {
 
@@ -40,6 +41,23 @@ TEST(Protocol, PassesAFileDescriptorWithItsMessage) {
     close(pair[1]);
     close(file);
     close(received);
+}
+
+// The judge's timing arithmetic: requests made of a known fixed cost and a known time per
+// reduction give both back, and a fixed cost left in would have pulled a 1.20x gap to 1.17x.
+TEST(TimingModel, RecoversTheFixedCostAndTheTimePerReduction) {
+    const double fixed = 0.25, fast = 0.090, slow = 0.108;  // ms: a request's overhead, two programs
+    const unsigned small = 4, large = 16;
+    auto request = [&](double per, unsigned batch) { return fixed + batch * per; };
+    EXPECT_NEAR(timing_model::fixed_cost(request(fast, small), small, request(fast, large), large), fixed, 1e-12);
+    EXPECT_NEAR(timing_model::fixed_cost(request(slow, small), small, request(slow, large), large), fixed, 1e-12);
+    const double with_fixed = request(slow, large) / request(fast, large);
+    const double without = timing_model::per_reduction(request(slow, large), large, fixed) /
+                           timing_model::per_reduction(request(fast, large), large, fixed);
+    EXPECT_NEAR(without, 1.20, 1e-12);
+    EXPECT_LT(with_fixed, 1.18);
+    EXPECT_DOUBLE_EQ(timing_model::median({3, 1, 2}), 2);
+    EXPECT_DOUBLE_EQ(timing_model::median({4, 1, 3, 2}), 2.5);
 }
 
 }  // namespace

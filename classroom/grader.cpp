@@ -85,14 +85,18 @@ struct Timing {
     bool verified = false;
 };
 
+// Also "fixed": the protocol's cost per request that the judge subtracted (FIXED line).
 std::map<std::string, Timing> parse_perf(const std::string& output) {
     static const std::regex line(R"(^PERF (\w+) median_ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) max_ms=([0-9.eE+-]+) (verified|FAILED))");
+    static const std::regex fixed_line(R"(^FIXED ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) max_ms=([0-9.eE+-]+))");
     std::map<std::string, Timing> timings;
     std::istringstream in(output);
     for (std::string text; std::getline(in, text);) {
         std::smatch m;
         if (std::regex_search(text, m, line)) {
             timings[m[1]] = Timing{std::stod(m[2]), std::stod(m[3]), std::stod(m[4]), m[5] == "verified"};
+        } else if (std::regex_search(text, m, fixed_line)) {
+            timings["fixed"] = Timing{std::stod(m[1]), std::stod(m[2]), std::stod(m[3]), true};
         }
     }
     return timings;
@@ -433,20 +437,17 @@ struct Grader {
             << " us, on this GPU, each in its own process, timed by the grader.\nFull points at or below "
             << fixed(grading.max_time_ratio, 2) << "x the reference; on this GPU the previous stage takes "
             << fixed(prev.median / ref.median, 3) << "x the reference's time.";
-        static const std::regex fixed_line(R"(^FIXED ms=([0-9.eE+-]+) min_ms=([0-9.eE+-]+) max_ms=([0-9.eE+-]+))");
-        for (const std::string& f : lines_starting(r.output, "FIXED ")) {
-            std::smatch m;
-            if (!std::regex_search(f, m, fixed_line)) continue;
-            out << "\nEach time is a request's time less the protocol's fixed cost per request ("
-                << fixed(std::stod(m[1]) * 1000, 1) << " us, " << fixed(std::stod(m[2]) * 1000, 1) << " - "
-                << fixed(std::stod(m[3]) * 1000, 1)
+        if (t.count("fixed")) {
+            const Timing& f = t.at("fixed");
+            out << "\nEach time is a request's time less the protocol's fixed cost per request (" << fixed(f.median * 1000, 1)
+                << " us, " << fixed(f.min * 1000, 1) << " - " << fixed(f.max * 1000, 1)
                 << " over the rounds, measured on the instructor's workers alone), divided by the request's reductions.";
         }
         if (!sub.verified) {
             out << "\nA timed run gave a wrong sum: no points.";
             for (const std::string& f : lines_starting(r.output, "PERF_FAILURE submission ")) out << " " << f;
         }
-        if (floor_broken) out << "\nA timed batch was faster than the GPU's memory can read its inputs: not credible, no points (" << floor.back() << ").";
+        if (floor_broken) out << "\nA timed request was faster than the GPU's memory can read its inputs: not credible, no points (" << floor.back() << ").";
         add(stage, title, Rubric::kPerformance, passed, out.str(), {"performance"});
         ratios.push_back({stage, vs_reference, vs_previous, prev.median / ref.median});
     }

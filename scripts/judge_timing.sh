@@ -15,8 +15,7 @@ repeats=${1:-3}
 [[ $repeats =~ ^[1-9][0-9]*$ ]] || { echo "judge_timing.sh: REPEATS is a whole number, not '$repeats'" >&2; exit 2; }
 build=build/judge-timing
 commit=${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-echo "# scripts/judge_timing.sh $repeats | commit $commit | $(date -u '+%Y-%m-%d %H:%M UTC')"
-echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+started=$(date -u '+%Y-%m-%d %H:%M UTC')
 # reduce7's worker is in the tree already (classroom/ builds it, so that CI compiles it).
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DREDUCTION_BUILD_TESTS=OFF \
       -DREDUCTION_GRADING_DIR="$PWD/classroom/grading" "-DGRADING_WORKERS=reduce3;reduce4;reduce5;reduce6" >/dev/null
@@ -25,7 +24,6 @@ cmake --build $build --target judge grade_worker_reduce3 grade_worker_reduce4 gr
 judge=$build/classroom/judge/judge
 worker=$build/bin/grade_worker_reduce
 export CLASSROOM_SEED=$RANDOM$RANDOM
-echo "# judge defaults: 2^26 int, requests of 16 inputs and of 4, 9 rounds; seed $CLASSROOM_SEED"
 echo "graded,reference,previous,repeat,vs_reference,previous_vs_reference,fixed_ms,event_vs_reference,event_previous_vs_reference"
 judging() {  # SUBMISSION REFERENCE PREVIOUS REPEAT
     $judge --perf --logs /tmp --worker ${worker}$1 --reference ${worker}$2 --previous ${worker}$3 |
@@ -42,9 +40,13 @@ for stage in 4 5 6 7; do
         judging $((stage - 1)) $stage $((stage - 1)) "$k"  # the previous stage handed in
     done
 done
+# The CSV first (its header on line 1, as tools/figures reads it), then what it was made with.
+echo "# scripts/judge_timing.sh $repeats | commit $commit | $started"
+echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+echo "# judge defaults: 2^26 int, requests of 16 inputs and of 4, 9 rounds; seed $CLASSROOM_SEED"
 echo "# in process (CUDA events, one process, 2^26 int, median of 50): stage, ms"
 for stage in 3 4 5 6 7; do
     $build/bin/reduce$stage --n 2^26 --type int --iters 50 --no-baseline --csv 2>/dev/null |
         awk -F, -v s=reduce$stage 'NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "median_ms") c = i; next }
-                                   $1 == s { print s "," $c }'
+                                   $1 == s { print "# " s "," $c }'
 done

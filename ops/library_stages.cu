@@ -23,17 +23,25 @@ std::size_t library_workspace(std::size_t n, std::size_t value_size, const RunCo
 }  // namespace
 
 const Stage reduce7_cg_stage = {
-    "reduce7_cg", "cg_reduce_single_pass", "reduce7 with cooperative_groups::reduce for the block's sum",
-    32, 1024,
-    library_workspace,
-    library_sum<ops::CooperativeGroupsBlockReduce, int>, library_sum<ops::CooperativeGroupsBlockReduce, float>,
-    library_sum<ops::CooperativeGroupsBlockReduce, double>,
-    nullptr, false, false};
+    .name = "reduce7_cg",
+    .kernel = "cg_reduce_single_pass",
+    .idea = "reduce7 with cooperative_groups::reduce for the block's sum",
+    .min_block = 32,
+    .max_block = 1024,
+    .workspace_bytes = library_workspace,
+    .sum_int = library_sum<ops::CooperativeGroupsBlockReduce, int>,
+    .sum_float = library_sum<ops::CooperativeGroupsBlockReduce, float>,
+    .sum_double = library_sum<ops::CooperativeGroupsBlockReduce, double>,
+};
 
 const Stage reduce7_cub_stage = {
-    "reduce7_cub", "cub_block_reduce_single_pass", "reduce7 with cub::BlockReduce for the block's sum",
-    32, 1024,
-    library_workspace,
-    library_sum<ops::CubBlockReduce, int>, library_sum<ops::CubBlockReduce, float>,
-    library_sum<ops::CubBlockReduce, double>,
-    nullptr, false, false};
+    .name = "reduce7_cub",
+    .kernel = "cub_block_reduce_single_pass",
+    .idea = "reduce7 with cub::BlockReduce for the block's sum",
+    .min_block = 32,
+    .max_block = 1024,
+    .workspace_bytes = library_workspace,
+    .sum_int = library_sum<ops::CubBlockReduce, int>,
+    .sum_float = library_sum<ops::CubBlockReduce, float>,
+    .sum_double = library_sum<ops::CubBlockReduce, double>,
+};

@@ -17,7 +17,14 @@
 //   explain:  build/release/bin/reduce0 --explain --block 256
 //   profile:  scripts/profile.sh reduce1
 
-#include "stages.h"
+#include "stage.h"
+
+// How the tree picks the threads that add at step s (--select, declared with the launcher).
+// Both tests pick the same threads; the bit mask measures what the run-time % costs alone.
+enum class Select {
+    Modulo,   // tid % (2s) == 0: the classic code
+    Bitmask,  // (tid & (2s - 1)) == 0: the same test without a division
+};
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
 
@@ -50,13 +57,26 @@ __global__ void interleaved_divergent(const T* in, std::size_t n, T* block_sums)
 // ---------------------------------------------------------------- launcher
 constexpr unsigned kInputsPerThread = 1;
 
+// --select, this stage's labelled variant (common/variant.h): a result is labelled
+// "select=bitmask"; --variants times both tests.
+constexpr std::string_view kSelectChoices[] = {"modulo", "bitmask"};  // in the order of enum Select
+constexpr Variant kSelect = {
+    .name = "select",
+    .value_name = "S",
+    .choices = kSelectChoices,
+    .help = "modulo (default, tid % (2s) == 0) | bitmask ((tid & (2s - 1)) == 0):\n"
+            "the same threads add; bitmask measures what the run-time % costs",
+};
+constexpr Variant kVariants[] = {kSelect};
+
 template <typename T>
 void interleaved_divergent_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                                cudaStream_t stream) {
     const unsigned block = config.block;
     // --select picks the test; the default is the classic %.
-    const auto kernel = config.select == Select::Modulo ? interleaved_divergent<T, Select::Modulo>
-                                                        : interleaved_divergent<T, Select::Bitmask>;
+    const Select select = chosen_as<Select, T>(kSelect, config);
+    const auto kernel = select == Select::Modulo ? interleaved_divergent<T, Select::Modulo>
+                                                 : interleaved_divergent<T, Select::Bitmask>;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
                    kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
@@ -74,9 +94,17 @@ TreeTrace interleaved_divergent_trace(unsigned block) {
     });
 }
 
-const Stage reduce0_stage = {
-    "reduce0", "interleaved_divergent", "a tree in shared memory, interleaved addressing, divergent branch",
-    32, 1024,  // any power-of-two block: the tree halves it down to one
-    interleaved_divergent_workspace,
-    interleaved_divergent_sum<int>, interleaved_divergent_sum<float>, interleaved_divergent_sum<double>,
-    interleaved_divergent_trace, false, false, /*takes_select=*/true};
+// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+extern const Stage reduce0_stage = {
+    .name = "reduce0",
+    .kernel = "interleaved_divergent",
+    .idea = "a tree in shared memory, interleaved addressing, divergent branch",
+    .min_block = 32,  // any power-of-two block: the tree halves it down to one
+    .max_block = 1024,
+    .workspace_bytes = interleaved_divergent_workspace,
+    .sum_int = interleaved_divergent_sum<int>,
+    .sum_float = interleaved_divergent_sum<float>,
+    .sum_double = interleaved_divergent_sum<double>,
+    .trace = interleaved_divergent_trace,
+    .variants = kVariants,
+};

@@ -11,12 +11,15 @@ __device__ T legacy_last_warp_sum(T* shared, unsigned tid) {
         // volatile makes every access a real load or store, in program order, so the code
         // works as long as the lanes happen to run in step. Nothing guarantees they do.
         volatile T* v = shared;
+        // C++20 deprecates `+=` on a volatile; this is the classic code as it was written.
+#pragma nv_diag_suppress 3012
         v[tid] += v[tid + 32];
         v[tid] += v[tid + 16];
         v[tid] += v[tid + 8];
         v[tid] += v[tid + 4];
         v[tid] += v[tid + 2];
         v[tid] += v[tid + 1];
+#pragma nv_diag_default 3012
         return v[tid];
     } else {
         // Without volatile the compiler may keep shared[tid] in a register and load the

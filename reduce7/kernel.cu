@@ -31,7 +31,7 @@
 
 #include <cstdint>
 
-#include "stages.h"
+#include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
 
@@ -78,6 +78,13 @@ __device__ T add_lanes(T sum, const V& vector) {
 }  // namespace
 
 // ---------------------------------------------------------------- kernel
+// How the blocks' sums become one value (--finish, declared with the launcher).
+enum class Finish {
+    TwoPass,    // a second launch of one block sums the partials (deterministic)
+    Atomic,     // every block atomically adds its sum into the result (order varies run to run)
+    LastBlock,  // the last block to finish sums the partials, in order (deterministic)
+};
+
 constexpr int kLoadsInFlight = 4;  // independent vector loads each thread issues before adding
 
 template <unsigned BLOCK, int VEC, typename T>
@@ -164,6 +171,39 @@ __global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_
 // ---------------------------------------------------------------- launcher
 constexpr std::size_t kCounterBytes = 256;  // blocks_done, then the partials, aligned
 
+// This stage's labelled variants (common/variant.h). Every result is labelled with both,
+// "vec=4 finish=atomic"; --variants times every vector width the type allows x every finish.
+constexpr std::string_view kVecChoices[] = {"1", "2", "4"};
+constexpr Variant kVec = {
+    .name = "vec",
+    .value_name = "V",
+    .choices = kVecChoices,
+    .help = "elements per vector load, 1 | 2 | 4 (default: 16 bytes)",
+    // The widest load is 16 bytes: 4 ints or floats, 2 doubles.
+    .default_for = [](ValueType type) -> std::string_view { return type_size(type) == 8 ? "2" : "4"; },
+    .unsupported = [](std::string_view vec, ValueType type) -> std::string {
+        const std::size_t bytes = std::stoul(std::string(vec)) * type_size(type);
+        if (bytes <= 16) return "";
+        return "--vec " + std::string(vec) + " with " + std::string(type_name(type)) + " would be a " +
+               std::to_string(bytes) + "-byte load; the widest load is 16 bytes";
+    },
+    .always_labelled = true,
+};
+constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block"};  // in the order of enum Finish
+constexpr Variant kFinish = {
+    .name = "finish",
+    .value_name = "F",
+    .choices = kFinishChoices,
+    .help = "two-pass | atomic | last-block (default: atomic for int,\n"
+            "last-block for float and double: the fastest that gives the same bits every run)",
+    // The fastest finish that gives the same bits on every run. Integer addition is
+    // associative, so atomics are deterministic for int; for float and double the order of
+    // the atomic adds varies from run to run, and so would the rounding.
+    .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "atomic" : "last-block"; },
+    .always_labelled = true,
+};
+constexpr Variant kVariants[] = {kVec, kFinish};
+
 // Call f(std::integral_constant<int, VEC>) for the run-time vector width: 1, 2 or 4
 // elements, at most 16 bytes (the option parser has rejected the rest).
 template <typename T, typename F>
@@ -182,19 +222,20 @@ void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, con
     if (n == 0) return write_zero(out, stream);
     auto* blocks_done = static_cast<unsigned*>(workspace);
     T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + kCounterBytes);
+    const Finish finish = chosen_as<Finish, T>(kFinish, config);
     dispatch_block_size<32, 1024>(config.block, [&](auto block) {
-        dispatch_vector_width<T>(config.vec, [&](auto vec) {
+        dispatch_vector_width<T>(chosen_number<T>(kVec, config), [&](auto vec) {
             constexpr unsigned BLOCK = decltype(block)::value;
             constexpr int VEC = decltype(vec)::value;
             const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T>;
             // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
             const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
                 ceil_div(n, std::size_t(VEC) * kLoadsInFlight * BLOCK), resident_blocks(kernel, BLOCK, 0)));
-            if (config.finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
-            kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, config.finish);
+            if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
+            kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
             CUDA_CHECK_LAUNCH();
-            if (config.finish == Finish::TwoPass && blocks > 1) {
-                kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, config.finish);
+            if (finish == Finish::TwoPass && blocks > 1) {
+                kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, finish);
                 CUDA_CHECK_LAUNCH();
             }
         });
@@ -205,9 +246,16 @@ std::size_t shuffle_vector_workspace(std::size_t n, std::size_t value_size, cons
     return kCounterBytes + ceil_div(n, config.block) * value_size;  // at most one partial per block
 }
 
-const Stage reduce7_stage = {
-    "reduce7", "shuffle_vector_single_pass", "warp shuffles, 16-byte loads and a single pass",
-    32, 1024,  // shuffles need whole warps, nothing more
-    shuffle_vector_workspace,
-    shuffle_vector_sum<int>, shuffle_vector_sum<float>, shuffle_vector_sum<double>,
-    nullptr, true, false};
+// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+extern const Stage reduce7_stage = {
+    .name = "reduce7",
+    .kernel = "shuffle_vector_single_pass",
+    .idea = "warp shuffles, 16-byte loads and a single pass",
+    .min_block = 32,  // shuffles need whole warps, nothing more
+    .max_block = 1024,
+    .workspace_bytes = shuffle_vector_workspace,
+    .sum_int = shuffle_vector_sum<int>,
+    .sum_float = shuffle_vector_sum<float>,
+    .sum_double = shuffle_vector_sum<double>,
+    .variants = kVariants,
+};

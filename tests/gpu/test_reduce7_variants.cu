@@ -1,7 +1,9 @@
 // reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block) at every size and
 // block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
 // boundary.
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu_test.h"
@@ -9,10 +11,18 @@
 
 namespace {
 
+// reduce7's declaration of a labelled variant (reduce7/kernel.cu), for its choices and defaults.
+const Variant& reduce7_variant(std::string_view name) {
+    for (const Variant& variant : reduce7_stage.variants) {
+        if (variant.name == name) return variant;
+    }
+    throw std::logic_error("reduce7 declares no variant " + std::string(name));
+}
+
 struct VariantCase {
     ValueType type;
     int vec;
-    Finish finish;
+    std::string finish;  // two-pass, atomic, last-block
     int block;
     std::size_t n;
     std::size_t offset;  // elements past a 16-byte aligned address
@@ -23,13 +33,14 @@ std::vector<VariantCase> variant_cases(bool misaligned) {
     for (ValueType type : {ValueType::Int32, ValueType::Float32, ValueType::Float64}) {
         for (int vec : {1, 2, 4}) {
             if (vec * type_size(type) > 16) continue;
-            for (Finish finish : {Finish::TwoPass, Finish::Atomic, Finish::LastBlock}) {
+            for (std::string_view choice : reduce7_variant("finish").choices) {
+                const std::string finish(choice);
                 for (int block = reduce7_stage.min_block; block <= reduce7_stage.max_block; block *= 2) {
                     for (std::size_t n : test_sizes()) {
                         if (!misaligned) {
                             cases.push_back({type, vec, finish, block, n, 0});
                         } else if (block == 32 || block == 256 ||
-                                   (vec * type_size(type) == 16 && finish == default_finish(type))) {
+                                   (vec * type_size(type) == 16 && finish == default_choice(reduce7_variant("finish"), type))) {
                             for (std::size_t offset : {1, 2, 3}) cases.push_back({type, vec, finish, block, n, offset});
                         }
                     }
@@ -42,7 +53,7 @@ std::vector<VariantCase> variant_cases(bool misaligned) {
 
 std::string case_name(const testing::TestParamInfo<VariantCase>& info) {
     const VariantCase& c = info.param;
-    std::string finish(finish_name(c.finish));
+    std::string finish = c.finish;
     for (char& ch : finish) {
         if (ch == '-') ch = '_';
     }
@@ -52,7 +63,9 @@ std::string case_name(const testing::TestParamInfo<VariantCase>& info) {
 
 template <typename T>
 void expect_exact(const VariantCase& c) {
-    const RunConfig config{c.block, c.vec, c.finish, LastWarp::SyncWarp};
+    RunConfig config;
+    config.block = c.block;
+    config.variants = {{"vec", std::to_string(c.vec)}, {"finish", c.finish}};
     const TestInput<T> input = test_input<T>(c.n, c.offset);
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(input.values) % 16, c.offset * sizeof(T) % 16);
     for (const SumCheck& check : run_stage_twice(reduce7_stage, config, input, c.n)) {

@@ -19,17 +19,10 @@
 //   explain:  build/release/bin/reduce3 --explain --block 256
 //   profile:  scripts/profile.sh reduce3
 
+#include "shared_running_sum.cuh"  // --running-sum shared
 #include "stage.h"
 
-// Where the tree keeps a thread's running sum (--running-sum, declared with the launcher).
-enum class RunningSum {
-    Register,  // the sum stays in a register; a step reads only shared[tid + s] (default)
-    Shared,    // every step reads shared[tid] again, as reduce2's tree does
-};
-
 namespace {  // this stage's own helpers: other stages define functions of the same names
-
-#include "shared_running_sum.cuh"
 
 // ---------------------------------------------------------------- the tree
 // Written once for two callers: the kernel (shared = the block's shared memory, sum = the

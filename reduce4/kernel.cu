@@ -20,18 +20,10 @@
 //   legacy:   build/release/bin/reduce4 --last-warp legacy-plain
 //   profile:  scripts/profile.sh reduce4
 
+#include "legacy_last_warp.cuh"  // --last-warp legacy-volatile, legacy-plain
 #include "stage.h"
 
-// How warp 0 sums the block's last 64 values (--last-warp, declared with the launcher).
-enum class LastWarp {
-    SyncWarp,        // correct on every GPU: __syncwarp() orders each step
-    LegacyVolatile,  // pre-Volta code: volatile, no __syncwarp(); a data race since Volta
-    LegacyPlain,     // pre-Volta code without even volatile: the compiler caches values
-};
-
 namespace {  // this stage's own helpers: other stages define functions of the same names
-
-#include "legacy_last_warp.cuh"
 
 // ---------------------------------------------------------------- the tree
 template <typename T>

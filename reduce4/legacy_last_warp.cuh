@@ -5,6 +5,13 @@
 // together, so that every lane's `+=` lands before any lane reads for the next line.
 #pragma once
 
+// How warp 0 sums the block's last 64 values (reduce4's --last-warp).
+enum class LastWarp {
+    SyncWarp,        // correct on every GPU: __syncwarp() orders each step (kernel.cu)
+    LegacyVolatile,  // pre-Volta code: volatile, no __syncwarp(); a data race since Volta
+    LegacyPlain,     // pre-Volta code without even volatile: the compiler caches values
+};
+
 template <LastWarp MODE, typename T>
 __device__ T legacy_last_warp_sum(T* shared, unsigned tid) {
     if constexpr (MODE == LastWarp::LegacyVolatile) {

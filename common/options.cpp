@@ -82,7 +82,7 @@ std::vector<const Variant*> variants_named(const ProgramSpec& spec, std::string_
     return found;
 }
 
-// "--select, --running-sum, --vec or --finish": the options --variants times itself.
+// "--A, --B or --C": the options --variants times itself (each timed_by_variants variant).
 std::string timed_variant_options(const ProgramSpec& spec) {
     std::vector<std::string> options;
     for (const StageVariants& stage : spec.stage_variants) {
@@ -96,7 +96,7 @@ std::string timed_variant_options(const ProgramSpec& spec) {
     return join_names(options);
 }
 
-// "--finish F        reduce7: two-pass | atomic | last-block (default: atomic for int,\n"
+// "  --NAME V          reduceN: the stage's help text,\n"
 // with every further line of the stage's help indented under the first.
 std::string variant_help(const StageVariants& stage, const Variant& variant) {
     std::string option = "--" + std::string(variant.name) + " " + std::string(variant.value_name);
@@ -109,7 +109,7 @@ std::string variant_help(const StageVariants& stage, const Variant& variant) {
     return text + "\n";
 }
 
-// "reduce0's --select, reduce3's --running-sum and reduce7's --vec x --finish"
+// "reduceK's --A, reduceM's --B and reduceN's --C x --D": what --variants times, stage by stage
 std::string variants_timed_by_stage(const ProgramSpec& spec) {
     std::vector<std::string> stages;
     for (const StageVariants& stage : spec.stage_variants) {

@@ -45,7 +45,7 @@ struct Options {
     OutputFormat format = OutputFormat::Table;
     bool help = false;
     // The choices of the stages' labelled variants given on the command line, by name
-    // ("finish" -> "atomic"); the stages declare them (variant.h), the rest run their defaults.
+    // (NAME -> CHOICE); the stages declare them (variant.h), the rest run their defaults.
     VariantChoices variant_choices;
     bool variants = false;  // time every labelled variant of every stage (each stage's own list)
     InputData data = InputData::Integers;

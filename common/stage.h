@@ -27,7 +27,7 @@
 // (variant.h), which it reads with chosen_as / chosen_number below. Most stages have none.
 struct RunConfig {
     int block = 256;
-    VariantChoices variants;  // by variant name, "finish" -> "atomic"; a variant not named runs its default
+    VariantChoices variants;  // by variant name (NAME -> CHOICE); a variant not named runs its default
 };
 
 template <typename T>
@@ -119,7 +119,7 @@ __host__ __device__ T not_implemented(T value, const char* message) {
 
 // The choice of one of the stage's variants that this run takes (the config's, or the
 // default for T), as the stage's enum whose values are listed in the order of
-// variant.choices: `chosen_as<Finish, T>(kFinish, config)`.
+// variant.choices: `chosen_as<Mode, T>(kMode, config)`.
 template <typename Choice, typename T>
 Choice chosen_as(const Variant& variant, const RunConfig& config) {
     return static_cast<Choice>(chosen_index(variant, config.variants, value_type_of<T>()));

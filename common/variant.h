@@ -1,8 +1,9 @@
 // A stage's labelled variants: the options that change how one stage's kernel works, each
-// declared by that stage in its own kernel.cu (reduce0's --select, reduce7's --finish, ...).
+// declared by that stage in its own kernel.cu; common/ and runner/ name none of them
+// (tests/host/test_harness_knows_no_stage.cu checks it).
 //
 // The harness knows no variant by name. From a stage's table it builds the option (--NAME
-// VALUE), its --help line, the label of every result ("finish=atomic"), and the runs of
+// CHOICE), its --help line, the label of every result ("NAME=CHOICE"), and the runs of
 // --variants; the stage's launcher reads the choice back from its RunConfig. Adding a
 // variant to a stage therefore changes that stage's folder and nothing in common/.
 #pragma once
@@ -17,9 +18,9 @@
 #include "value_type.h"
 
 struct Variant {
-    // "finish": the option --finish, and "finish=atomic" in a result's label.
+    // NAME: the option --NAME, and "NAME=CHOICE" in a result's label.
     std::string_view name;
-    // "F": how --help shows the option's value ("--finish F").
+    // "V": how --help shows the option's value ("--NAME V").
     std::string_view value_name;
     // Every value the option takes, as typed on the command line; --variants times them in
     // this order. A launcher that maps them to an enum lists the enum in the same order.
@@ -39,7 +40,7 @@ struct Variant {
     bool always_labelled = false;
 };
 
-// The choices of one run, by variant name ("finish" -> "atomic"). A variant that is not
+// The choices of one run, by variant name (NAME -> CHOICE). A variant that is not
 // named runs its default, so a default-constructed RunConfig runs every stage as it ships.
 using VariantChoices = std::map<std::string, std::string, std::less<>>;
 
@@ -57,8 +58,8 @@ std::size_t chosen_index(const Variant& variant, const VariantChoices& choices, 
 // The default choice for `type`.
 std::string_view default_choice(const Variant& variant, ValueType type);
 
-// "vec=4 finish=atomic": the label of a run of a stage with these variants; "" for a run at
-// the defaults of variants that are not always_labelled.
+// "NAME=CHOICE NAME2=CHOICE2": the label of a run of a stage with these variants; "" for
+// a run at the defaults of variants that are not always_labelled.
 std::string variant_label(std::span<const Variant> variants, const VariantChoices& choices, ValueType type);
 
 // What --variants times for one stage: every combination of the choices of its

@@ -85,6 +85,8 @@ enum class Finish {
     LastBlock,  // the last block to finish sums the partials, in order (deterministic)
 };
 
+// ops/reduce_op.cuh repeats this kernel's tile loop and last-block finish for any operator
+// (reduce_ops, reduce7_cg, reduce7_cub); tests/host/test_copies_in_step.cpp keeps the two in step.
 constexpr int kLoadsInFlight = 4;  // independent vector loads each thread issues before adding
 
 template <unsigned BLOCK, int VEC, typename T>

@@ -4,42 +4,17 @@
 
 using namespace bench_detail;
 
-namespace {
-
-// The label of a stage's labelled variant; empty for a stage at its defaults.
-std::string variant_of(const Stage& stage, const RunConfig& config) {
-    if (stage.takes_vec_and_finish) {
-        return "vec=" + std::to_string(config.vec) + " finish=" + std::string(finish_name(config.finish));
-    }
-    if (stage.takes_last_warp && config.last_warp != LastWarp::SyncWarp) {
-        return "last-warp=" + std::string(last_warp_name(config.last_warp));
-    }
-    if (stage.takes_select && config.select != Select::Modulo) {
-        return "select=" + std::string(select_name(config.select));
-    }
-    if (stage.takes_running_sum && config.running_sum != RunningSum::Register) {
-        return "running-sum=" + std::string(running_sum_name(config.running_sum));
-    }
-    return "";
-}
-
-}  // namespace
-
 RunConfig run_config(const Options& options) {
     RunConfig config;
     config.block = options.block;
-    config.vec = effective_vec(options);
-    config.finish = effective_finish(options);
-    config.last_warp = options.last_warp;
-    config.select = options.select;
-    config.running_sum = options.running_sum;
+    config.variants = options.variant_choices;  // each stage reads its own, the rest run their defaults
     return config;
 }
 
 template <typename T>
 Record bench_stage(const Stage& stage, const RunConfig& config, const DeviceInput<T>& input, BenchContext& context) {
-    Record r = new_record(stage.name, stage.kernel, variant_of(stage, config), input, input.n * sizeof(T),
-                          config.block, context);
+    const std::string variant = variant_label(stage.variants, config.variants, value_type_of<T>());
+    Record r = new_record(stage.name, stage.kernel, variant, input, input.n * sizeof(T), config.block, context);
     DeviceBuffer<unsigned char> workspace(stage.workspace_bytes(input.n, sizeof(T), config));
     if (workspace.bytes()) CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), context.stream));
     DeviceBuffer<T> result(1);

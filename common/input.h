@@ -21,11 +21,6 @@
 #include "options.h"
 #include "verify.h"
 
-template <typename T> constexpr ValueType value_type_of();
-template <> constexpr ValueType value_type_of<int>() { return ValueType::Int32; }
-template <> constexpr ValueType value_type_of<float>() { return ValueType::Float32; }
-template <> constexpr ValueType value_type_of<double>() { return ValueType::Float64; }
-
 // Calls f(T{}) with T the C++ type of `type` (int, float, double): one switch, so that
 // code templated on T can be chosen by the run-time --type.
 template <typename F>

@@ -41,18 +41,88 @@ int parse_int_in_range(std::string_view option, const std::string& text, int lo,
     return static_cast<int>(*value);
 }
 
-// One of a fixed set of names, e.g. "--finish takes two-pass, atomic or last-block".
+// "a", "a or b", "a, b or c" (with `last` "and" instead of "or" where asked).
+template <typename Names>
+std::string join_names(const Names& names, std::string_view last = "or") {
+    std::string text;
+    std::size_t i = 0;
+    for (const auto& name : names) {
+        if (i > 0 && i + 1 == std::size(names)) {
+            text.append(" ").append(last).append(" ");
+        } else if (i > 0) {
+            text.append(", ");
+        }
+        text.append(name);
+        ++i;
+    }
+    return text;
+}
+
+// One of a fixed set of names, e.g. "--data takes integers or uniform".
 template <typename Choice>
 Choice parse_choice(const std::string& option, const std::string& text, std::initializer_list<Choice> choices,
                     std::string_view (*name_of)(Choice)) {
-    std::string names;
-    std::size_t i = 0;
+    std::vector<std::string_view> names;
     for (Choice choice : choices) {
         if (text == name_of(choice)) return choice;
-        names += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(name_of(choice));
-        ++i;
+        names.push_back(name_of(choice));
     }
-    throw UsageError(option + " takes " + names + ", not '" + text + "'");
+    throw UsageError(option + " takes " + join_names(names) + ", not '" + text + "'");
+}
+
+// The variants of the program's stages that go by this name (usually one; two stages
+// may declare the same option, each with its own help line).
+std::vector<const Variant*> variants_named(const ProgramSpec& spec, std::string_view name) {
+    std::vector<const Variant*> found;
+    for (const StageVariants& stage : spec.stage_variants) {
+        for (const Variant& variant : stage.variants) {
+            if (variant.name == name) found.push_back(&variant);
+        }
+    }
+    return found;
+}
+
+// "--A, --B or --C": the options --variants times itself (each timed_by_variants variant).
+std::string timed_variant_options(const ProgramSpec& spec) {
+    std::vector<std::string> options;
+    for (const StageVariants& stage : spec.stage_variants) {
+        for (const Variant& variant : stage.variants) {
+            const std::string option = "--" + std::string(variant.name);
+            if (variant.timed_by_variants && std::find(options.begin(), options.end(), option) == options.end()) {
+                options.push_back(option);
+            }
+        }
+    }
+    return join_names(options);
+}
+
+// "  --NAME V          reduceN: the stage's help text,\n"
+// with every further line of the stage's help indented under the first.
+std::string variant_help(const StageVariants& stage, const Variant& variant) {
+    std::string option = "--" + std::string(variant.name) + " " + std::string(variant.value_name);
+    option.resize(std::max<std::size_t>(option.size() + 1, 18), ' ');
+    std::string text = "  " + option + stage.stage + ": ";
+    for (char c : variant.help) {
+        text += c;
+        if (c == '\n') text.append(20, ' ');
+    }
+    return text + "\n";
+}
+
+// "reduceK's --A, reduceM's --B and reduceN's --C x --D": what --variants times, stage by stage
+std::string variants_timed_by_stage(const ProgramSpec& spec) {
+    std::vector<std::string> stages;
+    for (const StageVariants& stage : spec.stage_variants) {
+        std::vector<std::string> options;
+        for (const Variant& variant : stage.variants) {
+            if (variant.timed_by_variants) options.push_back("--" + std::string(variant.name));
+        }
+        if (options.empty()) continue;
+        std::string text = stage.stage + "'s ";
+        for (std::size_t i = 0; i < options.size(); ++i) text.append(i ? " x " : "").append(options[i]);
+        stages.push_back(text);
+    }
+    return stages.empty() ? "(the stages here have none)" : join_names(stages, "and");
 }
 
 }  // namespace
@@ -105,37 +175,7 @@ std::string_view type_name(ValueType type) {
 
 std::size_t type_size(ValueType type) { return type == ValueType::Float64 ? 8 : 4; }
 
-std::string_view finish_name(Finish finish) {
-    switch (finish) {
-        case Finish::TwoPass: return "two-pass";
-        case Finish::Atomic: return "atomic";
-        case Finish::LastBlock: return "last-block";
-    }
-    return "?";
-}
-
-std::string_view last_warp_name(LastWarp mode) {
-    switch (mode) {
-        case LastWarp::SyncWarp: return "syncwarp";
-        case LastWarp::LegacyVolatile: return "legacy-volatile";
-        case LastWarp::LegacyPlain: return "legacy-plain";
-    }
-    return "?";
-}
-
-std::string_view select_name(Select select) { return select == Select::Modulo ? "modulo" : "bitmask"; }
-
-std::string_view running_sum_name(RunningSum where) { return where == RunningSum::Shared ? "shared" : "register"; }
-
 std::string_view data_name(InputData data) { return data == InputData::Integers ? "integers" : "uniform"; }
-
-Finish default_finish(ValueType type) { return type == ValueType::Int32 ? Finish::Atomic : Finish::LastBlock; }
-
-Finish effective_finish(const Options& options) { return options.finish.value_or(default_finish(options.type)); }
-
-int effective_vec(const Options& options) {
-    return options.vec != 0 ? options.vec : static_cast<int>(16 / type_size(options.type));
-}
 
 std::string usage_text(const ProgramSpec& spec) {
     std::ostringstream out;
@@ -154,25 +194,9 @@ std::string usage_text(const ProgramSpec& spec) {
         << "  --data D          integers (default: exact sums) | uniform (real values in [0, 1), float\n"
         << "                    and double: the error against a correctly rounded sum)\n"
         << "  --csv | --json    machine-readable output, one record per timed kernel\n";
-    if (spec.vector_and_finish) {
-        out << "  --vec V           reduce7: elements per vector load, 1 | 2 | 4 (default: 16 bytes)\n"
-            << "  --finish F        reduce7: two-pass | atomic | last-block (default: atomic for int,\n"
-            << "                    last-block for float and double: the fastest that gives the same bits every run)\n"
-            << "  --variants        time every labelled variant: reduce0's --select"
-            << (spec.running_sum ? ", reduce3's --running-sum" : "") << ", reduce7's --vec x --finish\n";
-    } else {
-        out << "  --variants        time every labelled variant: reduce0's --select"
-            << (spec.running_sum ? " and reduce3's --running-sum" : "") << "\n";
-    }
-    out << "  --select S        reduce0: modulo (default, tid % (2s) == 0) | bitmask ((tid & (2s - 1)) == 0):\n"
-        << "                    the same threads add; bitmask measures what the run-time % costs\n";
-    if (spec.running_sum) {
-        out << "  --running-sum R   reduce3: register (default) | shared (each step reads shared[tid] again,\n"
-            << "                    as reduce2's tree does)\n";
-    }
-    if (spec.last_warp) {
-        out << "  --last-warp M     reduce4: syncwarp (default) | legacy-volatile | legacy-plain;\n"
-            << "                    the legacy modes are the pre-Volta code, racy on Volta and later\n";
+    out << "  --variants        time every labelled variant: " << variants_timed_by_stage(spec) << "\n";
+    for (const StageVariants& stage : spec.stage_variants) {
+        for (const Variant& variant : stage.variants) out << variant_help(stage, variant);
     }
     if (spec.explain) {
         out << "  --explain         print the per-step thread, warp and bank statistics of the tree, then exit\n";
@@ -190,11 +214,7 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
     Options options;
     bool csv = false;
     bool json = false;
-    bool vec_given = false;
     bool n_given = false;
-    bool finish_given = false;
-    bool select_given = false;
-    bool running_sum_given = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         auto value = [&]() -> const std::string& {
@@ -262,56 +282,47 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
             csv = true;
         } else if (option == "--json") {
             json = true;
-        } else if (option == "--vec") {
-            reject_unless(spec.vector_and_finish, "reduce7 and reduce_all");
-            const std::string& text = value();
-            if (text != "1" && text != "2" && text != "4") {
-                throw UsageError("--vec takes 1, 2 or 4 elements per load, not '" + text + "'");
-            }
-            options.vec = std::stoi(text);
-            vec_given = true;
-        } else if (option == "--finish") {
-            reject_unless(spec.vector_and_finish, "reduce7 and reduce_all");
-            finish_given = true;
-            options.finish = parse_choice(option, value(), {Finish::TwoPass, Finish::Atomic, Finish::LastBlock},
-                                          finish_name);
         } else if (option == "--variants") {
             options.variants = true;
-        } else if (option == "--select") {  // every program times reduce0
-            select_given = true;
-            options.select = parse_choice(option, value(), {Select::Modulo, Select::Bitmask}, select_name);
-        } else if (option == "--running-sum") {
-            reject_unless(spec.running_sum, "reduce3 and reduce_all");
-            running_sum_given = true;
-            options.running_sum =
-                parse_choice(option, value(), {RunningSum::Register, RunningSum::Shared}, running_sum_name);
-        } else if (option == "--last-warp") {
-            reject_unless(spec.last_warp, "reduce4 and reduce_all");
-            options.last_warp = parse_choice(
-                option, value(), {LastWarp::SyncWarp, LastWarp::LegacyVolatile, LastWarp::LegacyPlain}, last_warp_name);
         } else if (option == "--explain") {
             reject_unless(spec.explain, "reduce0 ... reduce3");
             options.explain = true;
         } else if (option == "--sweep") {
             reject_unless(spec.sweep, "reduce_all");
             options.sweep = parse_sweep(value());
+        } else if (const auto variants = variants_named(spec, option.substr(std::min<std::size_t>(2, option.size())));
+                   option.starts_with("--") && !variants.empty()) {
+            // A stage's labelled variant (variant.h): one of the choices its stage lists.
+            const std::string& text = value();
+            for (const Variant* variant : variants) {
+                if (std::find(variant->choices.begin(), variant->choices.end(), text) == variant->choices.end()) {
+                    throw UsageError(option + " takes " + join_names(variant->choices) + ", not '" + text + "'");
+                }
+            }
+            options.variant_choices[option.substr(2)] = text;
         } else {
             throw UsageError("unknown option '" + option + "' (see --help)");
         }
     }
     if (csv && json) throw UsageError("choose one of --csv and --json");
     if (n_given && options.sweep) throw UsageError("choose one of --n and --sweep");
-    if (options.variants && (vec_given || finish_given || select_given || running_sum_given)) {
-        throw UsageError("--variants times every variant: give no --vec, --finish, --select or --running-sum with it");
+    for (const auto& [name, choice] : options.variant_choices) {
+        for (const Variant* variant : variants_named(spec, name)) {
+            if (options.variants && variant->timed_by_variants) {
+                throw UsageError("--variants times every variant: give no " + timed_variant_options(spec) +
+                                 " with it");
+            }
+        }
     }
     if (options.data == InputData::Uniform && options.type == ValueType::Int32) {
         throw UsageError("--data uniform needs --type float or double: uniform values in [0, 1) are not integers");
     }
     options.format = csv ? OutputFormat::Csv : json ? OutputFormat::Json : OutputFormat::Table;
-    if (vec_given && options.vec * type_size(options.type) > 16) {
-        throw UsageError("--vec " + std::to_string(options.vec) + " with " + std::string(type_name(options.type)) +
-                         " would be a " + std::to_string(options.vec * type_size(options.type)) +
-                         "-byte load; the widest load is 16 bytes");
+    for (const auto& [name, choice] : options.variant_choices) {
+        for (const Variant* variant : variants_named(spec, name)) {
+            if (!variant->unsupported) continue;
+            if (const std::string why = variant->unsupported(choice, options.type); !why.empty()) throw UsageError(why);
+        }
     }
     return options;
 }

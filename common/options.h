@@ -10,34 +10,8 @@
 #include <string_view>
 #include <vector>
 
-enum class ValueType { Int32, Float32, Float64 };
-
-// How reduce7 turns per-block sums into one value.
-enum class Finish {
-    TwoPass,    // a second launch of one block sums the partials (deterministic)
-    Atomic,     // every block atomically adds its sum into the result (order varies run to run)
-    LastBlock,  // the last block to finish sums the partials, in order (deterministic)
-};
-
-// How reduce4 sums the last 32 values of a block (see docs/04-sync-removal.md).
-enum class LastWarp {
-    SyncWarp,        // correct on every GPU: __syncwarp() orders each step
-    LegacyVolatile,  // pre-Volta code: volatile, no __syncwarp(); a data race since Volta
-    LegacyPlain,     // pre-Volta code without even volatile: the compiler caches values
-};
-
-// How reduce0 picks the threads that add at step s (docs/01-divergence.md). Both pick the
-// same threads; the bit mask measures what the run-time % costs on its own.
-enum class Select {
-    Modulo,   // tid % (2s) == 0: the classic code
-    Bitmask,  // (tid & (2s - 1)) == 0: the same test without a division
-};
-
-// Where reduce3 keeps a thread's running sum while the tree runs (docs/03-first-add.md).
-enum class RunningSum {
-    Register,  // the sum stays in a register; a step reads only shared[tid + s] (default)
-    Shared,    // every step reads shared[tid] again, as reduce2's tree does
-};
+#include "value_type.h"
+#include "variant.h"
 
 // The values summed (common/input.h).
 enum class InputData {
@@ -70,16 +44,10 @@ struct Options {
     bool baseline = true;             // also time reduce0, for the speedup column
     OutputFormat format = OutputFormat::Table;
     bool help = false;
-    // reduce7 (and the runner)
-    int vec = 0;  // elements per vector load; 0 = the widest 16-byte load for the type
-    std::optional<Finish> finish;  // unset: default_finish(type)
-    bool variants = false;  // time every labelled variant: --select, --running-sum, --vec x --finish
-    // reduce4 (and the runner)
-    LastWarp last_warp = LastWarp::SyncWarp;
-    // reduce0, which every program times as its baseline
-    Select select = Select::Modulo;
-    // reduce3 (and the runner)
-    RunningSum running_sum = RunningSum::Register;
+    // The choices of the stages' labelled variants given on the command line, by name
+    // (NAME -> CHOICE); the stages declare them (variant.h), the rest run their defaults.
+    VariantChoices variant_choices;
+    bool variants = false;  // time every labelled variant of every stage (each stage's own list)
     InputData data = InputData::Integers;
     // reduce0 ... reduce3
     bool explain = false;
@@ -94,9 +62,9 @@ struct ProgramSpec {
     int min_block = 32;            // supported block sizes: powers of two in [min_block, max_block]
     int max_block = 1024;
     std::string block_owner;       // who imposes the block range, for the error message
-    bool vector_and_finish = false;  // --vec, --finish, --variants
-    bool last_warp = false;          // --last-warp
-    bool running_sum = false;        // --running-sum
+    // The labelled variants of the stages the program times, in order: their options,
+    // their --help lines and the check of their values.
+    std::vector<StageVariants> stage_variants;
     bool explain = false;            // --explain
     bool sweep = false;              // --sweep
     std::string more_options;        // --help lines for options the program handles itself
@@ -116,16 +84,4 @@ std::optional<std::size_t> parse_count(std::string_view text);
 // "2^10:2^28" -> the exponents; throws UsageError with the reason.
 SizeSweep parse_sweep(std::string_view text);
 
-std::string_view type_name(ValueType type);       // "int", "float", "double"
-std::size_t type_size(ValueType type);            // 4, 4, 8
-std::string_view finish_name(Finish finish);      // "two-pass", "atomic", "last-block"
-std::string_view last_warp_name(LastWarp mode);   // "syncwarp", "legacy-volatile", "legacy-plain"
-std::string_view select_name(Select select);      // "modulo", "bitmask"
-std::string_view running_sum_name(RunningSum where);  // "shared", "register"
-std::string_view data_name(InputData data);       // "integers", "uniform"
-int effective_vec(const Options& options);        // --vec, or the 16-byte width when it is 0
-// reduce7's default finish: the fastest that gives the same bits on every run. Integer
-// addition is associative, so atomics are deterministic for int; for float and double the
-// order of atomic adds varies from run to run, and so would the rounding.
-Finish default_finish(ValueType type);
-Finish effective_finish(const Options& options);  // --finish, or default_finish(type)
+std::string_view data_name(InputData data);  // "integers", "uniform"

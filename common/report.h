@@ -11,7 +11,7 @@
 struct Record {
     std::string stage;    // "reduce3", "cub", "copy"
     std::string kernel;   // "first_add_during_load", "DeviceReduce::Sum", "cudaMemcpyAsync"
-    std::string variant;  // options that change the kernel, e.g. "vec=4 finish=last-block"; may be empty
+    std::string variant;  // options that change the kernel, "NAME=CHOICE ..." (common/variant.h); may be empty
     std::string type;     // "int", "float", "double"
     std::size_t n = 0;
     std::size_t bytes = 0;  // bytes moved per run, the numerator of GB/s (the copy counts read + write)

@@ -12,46 +12,46 @@
 #include <cstddef>
 #include <cstdio>
 #include <set>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "cuda_check.h"
 #include "explain.h"
-#include "options.h"
+#include "value_type.h"
+#include "variant.h"
 
-// The knobs a launcher reads. Most stages use only `block`.
+// What a launcher reads: the block size, and the choices of its stage's labelled variants
+// (variant.h), which it reads with chosen_as / chosen_number below. Most stages have none.
 struct RunConfig {
     int block = 256;
-    int vec = 4;                                     // reduce7: elements per vector load
-    Finish finish = Finish::LastBlock;               // reduce7
-    LastWarp last_warp = LastWarp::SyncWarp;         // reduce4
-    Select select = Select::Modulo;                  // reduce0
-    RunningSum running_sum = RunningSum::Register;   // reduce3
+    VariantChoices variants;  // by variant name (NAME -> CHOICE); a variant not named runs its default
 };
 
 template <typename T>
 using SumFn = void (*)(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                        cudaStream_t stream);
 
+// A stage's record, defined at the bottom of its kernel.cu with every field named
+// (`.min_block = 64`), so that it reads on its own.
 struct Stage {
     const char* name;     // "reduce2"
     const char* kernel;   // "sequential_addressing": the kernel's name says the idea
     const char* idea;     // one line: what this stage adds
-    int min_block;        // supported blocks: powers of two from min_block to max_block
-    int max_block;
+    int min_block = 32;   // supported blocks: powers of two from min_block to max_block
+    int max_block = 1024;
     // Scratch memory the launcher needs for partial sums. The harness allocates it once,
     // outside the timed region, and zeroes it once.
-    std::size_t (*workspace_bytes)(std::size_t n, std::size_t value_size, const RunConfig& config);
-    SumFn<int> sum_int;
-    SumFn<float> sum_float;
-    SumFn<double> sum_double;
+    std::size_t (*workspace_bytes)(std::size_t n, std::size_t value_size, const RunConfig& config) = nullptr;
+    SumFn<int> sum_int = nullptr;  // a stage may leave a type out (the harness tests' broken stages do)
+    SumFn<float> sum_float = nullptr;
+    SumFn<double> sum_double = nullptr;
     // reduce0 ... reduce3: replay the block's tree on the host for --explain; else nullptr.
-    TreeTrace (*trace)(unsigned block);
-    bool takes_vec_and_finish;  // reduce7: --vec, --finish
-    bool takes_last_warp;       // reduce4: --last-warp
-    bool takes_select = false;       // reduce0: --select
-    bool takes_running_sum = false;  // reduce3: --running-sum
+    TreeTrace (*trace)(unsigned block) = nullptr;
+    // The stage's labelled variants, declared in its kernel.cu (variant.h); most have none.
+    std::span<const Variant> variants = {};
 
     template <typename T>
     SumFn<T> sum() const {
@@ -60,6 +60,16 @@ struct Stage {
         else return sum_double;
     }
 };
+
+// The labelled variants of these stages, for the option parser (ProgramSpec::stage_variants):
+// the options a program takes beyond the harness's own.
+inline std::vector<StageVariants> stage_variants(const std::vector<const Stage*>& stages) {
+    std::vector<StageVariants> variants;
+    for (const Stage* stage : stages) {
+        if (!stage->variants.empty()) variants.push_back({stage->name, stage->variants});
+    }
+    return variants;
+}
 
 // ---------------------------------------------------------------- helpers for kernels
 
@@ -106,6 +116,20 @@ __host__ __device__ T not_implemented(T value, const char* message) {
 }
 
 // ---------------------------------------------------------------- helpers for launchers
+
+// The choice of one of the stage's variants that this run takes (the config's, or the
+// default for T), as the stage's enum whose values are listed in the order of
+// variant.choices: `chosen_as<Mode, T>(kMode, config)`.
+template <typename Choice, typename T>
+Choice chosen_as(const Variant& variant, const RunConfig& config) {
+    return static_cast<Choice>(chosen_index(variant, config.variants, value_type_of<T>()));
+}
+
+// The same for a variant whose choices are numbers ("1", "2", "4"): the chosen number.
+template <typename T>
+int chosen_number(const Variant& variant, const RunConfig& config) {
+    return std::stoi(std::string(chosen(variant, config.variants, value_type_of<T>())));
+}
 
 // The sum of no values is 0: write it without launching an empty grid.
 template <typename T>

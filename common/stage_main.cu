@@ -40,36 +40,6 @@ std::string method_line(const Options& options, const L2Flusher& flusher) {
            " read); each run is the whole reduction to one value, and every run's result is checked";
 }
 
-// A stage's labelled variants, default first: reduce0's --select, reduce3's
-// --running-sum, reduce7's --vec x --finish; a stage without any has just its default.
-std::vector<RunConfig> variants_of(const Stage& stage, const Options& options) {
-    const RunConfig config = run_config(options);
-    std::vector<RunConfig> variants;
-    if (stage.takes_select) {
-        for (Select select : {Select::Modulo, Select::Bitmask}) {
-            variants.push_back(config);
-            variants.back().select = select;
-        }
-    } else if (stage.takes_running_sum) {
-        for (RunningSum where : {RunningSum::Register, RunningSum::Shared}) {
-            variants.push_back(config);
-            variants.back().running_sum = where;
-        }
-    } else if (stage.takes_vec_and_finish) {
-        for (int vec : {1, 2, 4}) {
-            if (vec * type_size(options.type) > 16) continue;
-            for (Finish finish : {Finish::TwoPass, Finish::Atomic, Finish::LastBlock}) {
-                variants.push_back(config);
-                variants.back().vec = vec;
-                variants.back().finish = finish;
-            }
-        }
-    } else {
-        variants.push_back(config);
-    }
-    return variants;
-}
-
 // What to time, in order: each stage with the options' config, reduce0 unless
 // --no-baseline, and with --variants every labelled variant of each stage.
 std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& program, const Options& options) {
@@ -81,7 +51,12 @@ std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& pro
             kernels.emplace_back(stage, run_config(options));
             continue;
         }
-        for (const RunConfig& config : variants_of(*stage, options)) kernels.emplace_back(stage, config);
+        // Every labelled variant the stage declares (variant.h), on top of the command line's choices.
+        RunConfig config = run_config(options);
+        for (VariantChoices& choices : variant_runs(stage->variants, options.variant_choices, options.type)) {
+            config.variants = std::move(choices);
+            kernels.emplace_back(stage, config);
+        }
     }
     return kernels;
 }
@@ -254,12 +229,10 @@ int stage_main(int argc, char** argv, const Stage& stage, bool with_yardsticks) 
     program.spec.min_block = stage.min_block;
     program.spec.max_block = stage.max_block;
     program.spec.block_owner = stage.name;
-    program.spec.vector_and_finish = stage.takes_vec_and_finish;
-    program.spec.last_warp = stage.takes_last_warp;
-    program.spec.running_sum = stage.takes_running_sum;
     program.spec.explain = stage.trace != nullptr;
     if (&stage != &reduce0_stage) program.stages.push_back(&reduce0_stage);
     program.stages.push_back(&stage);
+    program.spec.stage_variants = stage_variants(program.stages);
     program.yardsticks = with_yardsticks;
     return run_program(argc, argv, program);
 }

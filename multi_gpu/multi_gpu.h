@@ -112,8 +112,9 @@ std::string nccl_version_text();
 // channel, a few MB each). The plans reserve this much for them.
 constexpr std::size_t kNcclMemoryBytes = std::size_t{512} << 20;
 
-// reduce7 as the single-GPU programs run it by default: 256 threads, 16-byte loads, and the
-// finish that gives the same bits every run (default_finish, common/options.h).
+// reduce7 as the single-GPU programs run it by default: 256 threads, and its labelled
+// variants at their defaults for the type (16-byte loads, the finish that gives the same
+// bits every run; reduce7/kernel.cu declares both).
 RunConfig reduce7_config(ValueType type);
 
 // What one GPU needs for its shard, and for the all-reduce's vector, NCCL's buffers and the

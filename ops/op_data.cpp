@@ -15,7 +15,7 @@ namespace {
 
 __extension__ using Int128 = __int128;  // a GCC/Clang extension: sums of squares of 2^40 need 128 bits
 
-constexpr std::uint64_t kNoIndex = ~0ull;  // as in operators.cuh
+constexpr std::uint64_t kNoIndex = ~0ull;  // as in argmax.cuh
 
 // ---------------------------------------------------------------- magnitudes
 // The largest magnitude each element type stores exactly, with room for a planted

@@ -13,6 +13,8 @@
 #include <limits>
 #include <string>
 
+#include "argmax.cuh"
+#include "meanvar.cuh"
 #include "op_impl.h"
 #include "reduce_op.cuh"
 

@@ -7,7 +7,7 @@
 
 namespace ops {
 
-// What a reduction computes (operators.cuh has the policy of each).
+// What a reduction computes (operators.cuh, argmax.cuh and meanvar.cuh have the policy of each).
 enum class OpKind {
     Sum,      // x0 + x1 + ...
     Max,      // the largest value; NaN if any is NaN

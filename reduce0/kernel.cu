@@ -9,26 +9,26 @@
 // What it costs: `tid % (2 * s) == 0` picks threads spread over every warp, so at most
 // steps every warp issues the step's instructions for a few busy lanes (divergence), and
 // % by a run-time value is a slow, many-instruction operation. `--select bitmask` runs the
-// same test as (tid & (2s - 1)) == 0, with no division, so that the two costs can be
-// measured apart (docs/01-divergence.md); reduce1 removes the divergence.
+// same test as (tid & (2s - 1)) == 0, with no division (bitmask_select.cuh), so that the
+// two costs can be measured apart (docs/01-divergence.md); reduce1 removes the divergence.
 //
 //   run:      build/release/bin/reduce0 --n 2^26 --type float
 //   variants: build/release/bin/reduce1 --variants --type int --n 2^22
 //   explain:  build/release/bin/reduce0 --explain --block 256
 //   profile:  scripts/profile.sh reduce1
 
-#include "stages.h"
+#include "bitmask_select.cuh"  // --select bitmask
+#include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
 
 // ---------------------------------------------------------------- the tree
 // Written once for two callers: the kernel (shared = the block's shared memory, sync =
 // __syncthreads) and --explain, which replays it on the host (common/explain.h).
-template <Select SELECT, typename Shared, typename Sync>
+template <typename Shared, typename Sync>
 __host__ __device__ void tree_sum(Shared& shared, unsigned tid, unsigned block, Sync sync) {
     for (unsigned s = 1; s < block; s *= 2) {
-        const bool adds = SELECT == Select::Modulo ? tid % (2 * s) == 0 : (tid & (2 * s - 1)) == 0;
-        if (adds) shared[tid] += shared[tid + s];
+        if (tid % (2 * s) == 0) shared[tid] += shared[tid + s];
         sync();  // every add of this step lands before any thread reads in the next
     }
 }
@@ -43,20 +43,37 @@ __global__ void interleaved_divergent(const T* in, std::size_t n, T* block_sums)
     const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + tid;
     shared[tid] = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
     __syncthreads();
-    tree_sum<SELECT>(shared, tid, blockDim.x, SyncThreads{});
+    if (SELECT == Select::Modulo) {
+        tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    } else {
+        bitmask_tree_sum(shared, tid, blockDim.x);  // --select bitmask (bitmask_select.cuh)
+    }
     if (tid == 0) block_sums[blockIdx.x] = shared[0];
 }
 
 // ---------------------------------------------------------------- launcher
 constexpr unsigned kInputsPerThread = 1;
 
+// --select, this stage's labelled variant (common/variant.h, bitmask_select.cuh): a
+// result is labelled "select=bitmask"; --variants times both tests.
+constexpr std::string_view kSelectChoices[] = {"modulo", "bitmask"};  // in the order of enum Select
+constexpr Variant kSelect = {
+    .name = "select",
+    .value_name = "S",
+    .choices = kSelectChoices,
+    .help = "modulo (default, tid % (2s) == 0) | bitmask ((tid & (2s - 1)) == 0):\n"
+            "the same threads add; bitmask measures what the run-time % costs",
+};
+constexpr Variant kVariants[] = {kSelect};
+
 template <typename T>
 void interleaved_divergent_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                                cudaStream_t stream) {
     const unsigned block = config.block;
     // --select picks the test; the default is the classic %.
-    const auto kernel = config.select == Select::Modulo ? interleaved_divergent<T, Select::Modulo>
-                                                        : interleaved_divergent<T, Select::Bitmask>;
+    const Select select = chosen_as<Select, T>(kSelect, config);
+    const auto kernel = select == Select::Modulo ? interleaved_divergent<T, Select::Modulo>
+                                                 : interleaved_divergent<T, Select::Bitmask>;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
                    kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
@@ -70,13 +87,21 @@ std::size_t interleaved_divergent_workspace(std::size_t n, std::size_t value_siz
 
 TreeTrace interleaved_divergent_trace(unsigned block) {
     return replay_tree(block, kInputsPerThread, [](auto& shared, unsigned tid, unsigned b, auto sync) {
-        tree_sum<Select::Modulo>(shared, tid, b, sync);
+        tree_sum(shared, tid, b, sync);
     });
 }
 
-const Stage reduce0_stage = {
-    "reduce0", "interleaved_divergent", "a tree in shared memory, interleaved addressing, divergent branch",
-    32, 1024,  // any power-of-two block: the tree halves it down to one
-    interleaved_divergent_workspace,
-    interleaved_divergent_sum<int>, interleaved_divergent_sum<float>, interleaved_divergent_sum<double>,
-    interleaved_divergent_trace, false, false, /*takes_select=*/true};
+// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+extern const Stage reduce0_stage = {
+    .name = "reduce0",
+    .kernel = "interleaved_divergent",
+    .idea = "a tree in shared memory, interleaved addressing, divergent branch",
+    .min_block = 32,  // any power-of-two block: the tree halves it down to one
+    .max_block = 1024,
+    .workspace_bytes = interleaved_divergent_workspace,
+    .sum_int = interleaved_divergent_sum<int>,
+    .sum_float = interleaved_divergent_sum<float>,
+    .sum_double = interleaved_divergent_sum<double>,
+    .trace = interleaved_divergent_trace,
+    .variants = kVariants,
+};

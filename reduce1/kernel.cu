@@ -13,7 +13,7 @@
 //   explain:  build/release/bin/reduce1 --explain --block 256
 //   profile:  scripts/profile.sh reduce1
 
-#include "stages.h"
+#include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
 
@@ -69,9 +69,16 @@ TreeTrace interleaved_convergent_trace(unsigned block) {
                        [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
 }
 
-const Stage reduce1_stage = {
-    "reduce1", "interleaved_convergent", "the same tree with a strided index: active threads are contiguous, in the fewest warps",
-    32, 1024,  // any power-of-two block: the tree halves it down to one
-    interleaved_convergent_workspace,
-    interleaved_convergent_sum<int>, interleaved_convergent_sum<float>, interleaved_convergent_sum<double>,
-    interleaved_convergent_trace, false, false};
+// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+extern const Stage reduce1_stage = {
+    .name = "reduce1",
+    .kernel = "interleaved_convergent",
+    .idea = "the same tree with a strided index: active threads are contiguous, in the fewest warps",
+    .min_block = 32,  // any power-of-two block: the tree halves it down to one
+    .max_block = 1024,
+    .workspace_bytes = interleaved_convergent_workspace,
+    .sum_int = interleaved_convergent_sum<int>,
+    .sum_float = interleaved_convergent_sum<float>,
+    .sum_double = interleaved_convergent_sum<double>,
+    .trace = interleaved_convergent_trace,
+};

@@ -12,7 +12,7 @@
 //   explain:  build/release/bin/reduce2 --explain --block 256
 //   profile:  scripts/profile.sh reduce2
 
-#include "stages.h"
+#include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
 
@@ -67,9 +67,16 @@ TreeTrace sequential_addressing_trace(unsigned block) {
                        [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
 }
 
-const Stage reduce2_stage = {
-    "reduce2", "sequential_addressing", "sequential addressing: a warp touches 32 consecutive words, no bank conflicts",
-    32, 1024,  // any power-of-two block: the tree halves it down to one
-    sequential_addressing_workspace,
-    sequential_addressing_sum<int>, sequential_addressing_sum<float>, sequential_addressing_sum<double>,
-    sequential_addressing_trace, false, false};
+// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+extern const Stage reduce2_stage = {
+    .name = "reduce2",
+    .kernel = "sequential_addressing",
+    .idea = "sequential addressing: a warp touches 32 consecutive words, no bank conflicts",
+    .min_block = 32,  // any power-of-two block: the tree halves it down to one
+    .max_block = 1024,
+    .workspace_bytes = sequential_addressing_workspace,
+    .sum_int = sequential_addressing_sum<int>,
+    .sum_float = sequential_addressing_sum<float>,
+    .sum_double = sequential_addressing_sum<double>,
+    .trace = sequential_addressing_trace,
+};

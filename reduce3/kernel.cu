@@ -19,11 +19,10 @@
 //   explain:  build/release/bin/reduce3 --explain --block 256
 //   profile:  scripts/profile.sh reduce3
 
-#include "stages.h"
+#include "shared_running_sum.cuh"  // --running-sum shared
+#include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
-
-#include "shared_running_sum.cuh"
 
 // ---------------------------------------------------------------- the tree
 // Written once for two callers: the kernel (shared = the block's shared memory, sum = the
@@ -63,13 +62,26 @@ __global__ void first_add_during_load(const T* in, std::size_t n, T* block_sums)
 // ---------------------------------------------------------------- launcher
 constexpr unsigned kInputsPerThread = 2;
 
+// --running-sum, this stage's labelled variant (common/variant.h): a result is labelled
+// "running-sum=shared"; --variants times both.
+constexpr std::string_view kRunningSumChoices[] = {"register", "shared"};  // in the order of enum RunningSum
+constexpr Variant kRunningSum = {
+    .name = "running-sum",
+    .value_name = "R",
+    .choices = kRunningSumChoices,
+    .help = "register (default) | shared (each step reads shared[tid] again,\n"
+            "as reduce2's tree does)",
+};
+constexpr Variant kVariants[] = {kRunningSum};
+
 template <typename T>
 void first_add_during_load_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                                cudaStream_t stream) {
     const unsigned block = config.block;
     // --running-sum picks where the tree keeps a thread's sum; the default is the register.
-    const auto kernel = config.running_sum == RunningSum::Register ? first_add_during_load<T, RunningSum::Register>
-                                                                   : first_add_during_load<T, RunningSum::Shared>;
+    const RunningSum where = chosen_as<RunningSum, T>(kRunningSum, config);
+    const auto kernel = where == RunningSum::Register ? first_add_during_load<T, RunningSum::Register>
+                                                      : first_add_during_load<T, RunningSum::Shared>;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
                    kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
@@ -87,9 +99,17 @@ TreeTrace first_add_during_load_trace(unsigned block) {
     });
 }
 
-const Stage reduce3_stage = {
-    "reduce3", "first_add_during_load", "first add during the load; each thread's running sum in a register",
-    32, 1024,  // any power-of-two block: the tree halves it down to one
-    first_add_during_load_workspace,
-    first_add_during_load_sum<int>, first_add_during_load_sum<float>, first_add_during_load_sum<double>,
-    first_add_during_load_trace, false, false, false, /*takes_running_sum=*/true};
+// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+extern const Stage reduce3_stage = {
+    .name = "reduce3",
+    .kernel = "first_add_during_load",
+    .idea = "first add during the load; each thread's running sum in a register",
+    .min_block = 32,  // any power-of-two block: the tree halves it down to one
+    .max_block = 1024,
+    .workspace_bytes = first_add_during_load_workspace,
+    .sum_int = first_add_during_load_sum<int>,
+    .sum_float = first_add_during_load_sum<float>,
+    .sum_double = first_add_during_load_sum<double>,
+    .trace = first_add_during_load_trace,
+    .variants = kVariants,
+};

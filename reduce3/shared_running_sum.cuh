@@ -4,6 +4,12 @@
 // add during the load and the running sum in a register apart.
 #pragma once
 
+// Where the tree keeps a thread's running sum (reduce3's --running-sum).
+enum class RunningSum {
+    Register,  // the sum stays in a register; a step reads only shared[tid + s] (default)
+    Shared,    // every step reads shared[tid] again, as reduce2's tree does (below)
+};
+
 template <typename T>
 __device__ void shared_tree_sum(T* shared, unsigned tid, unsigned block) {
     for (unsigned s = block / 2; s > 0; s >>= 1) {

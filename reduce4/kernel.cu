@@ -20,11 +20,10 @@
 //   legacy:   build/release/bin/reduce4 --last-warp legacy-plain
 //   profile:  scripts/profile.sh reduce4
 
-#include "stages.h"
+#include "legacy_last_warp.cuh"  // --last-warp legacy-volatile, legacy-plain
+#include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
-
-#include "legacy_last_warp.cuh"
 
 // ---------------------------------------------------------------- the tree
 template <typename T>
@@ -78,14 +77,29 @@ __global__ void unroll_last_warp(const T* in, std::size_t n, T* block_sums) {
 // ---------------------------------------------------------------- launcher
 constexpr unsigned kInputsPerThread = 2;
 
+// --last-warp, this stage's labelled variant (common/variant.h): a result is labelled
+// "last-warp=legacy-plain". --variants leaves it at the choice given: the legacy modes
+// are races, whose wrong sums would fail the run.
+constexpr std::string_view kLastWarpChoices[] = {"syncwarp", "legacy-volatile", "legacy-plain"};  // LastWarp's order
+constexpr Variant kLastWarp = {
+    .name = "last-warp",
+    .value_name = "M",
+    .choices = kLastWarpChoices,
+    .help = "syncwarp (default) | legacy-volatile | legacy-plain;\n"
+            "the legacy modes are the pre-Volta code, racy on Volta and later",
+    .timed_by_variants = false,
+};
+constexpr Variant kVariants[] = {kLastWarp};
+
 template <typename T>
 void unroll_last_warp_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                           cudaStream_t stream) {
     const unsigned block = config.block;
     // --last-warp picks the pre-Volta code (legacy_last_warp.cuh); the default is correct.
-    const auto kernel = config.last_warp == LastWarp::SyncWarp         ? unroll_last_warp<T, LastWarp::SyncWarp>
-                        : config.last_warp == LastWarp::LegacyVolatile ? unroll_last_warp<T, LastWarp::LegacyVolatile>
-                                                                       : unroll_last_warp<T, LastWarp::LegacyPlain>;
+    const LastWarp mode = chosen_as<LastWarp, T>(kLastWarp, config);
+    const auto kernel = mode == LastWarp::SyncWarp         ? unroll_last_warp<T, LastWarp::SyncWarp>
+                        : mode == LastWarp::LegacyVolatile ? unroll_last_warp<T, LastWarp::LegacyVolatile>
+                                                           : unroll_last_warp<T, LastWarp::LegacyPlain>;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
                    kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
@@ -97,9 +111,16 @@ std::size_t unroll_last_warp_workspace(std::size_t n, std::size_t value_size, co
     return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
 }
 
-const Stage reduce4_stage = {
-    "reduce4", "unroll_last_warp", "the last warp unrolled: no block-wide barriers once s <= 32",
-    64, 1024,  // the last warp adds slot tid + 32, so a block needs two warps
-    unroll_last_warp_workspace,
-    unroll_last_warp_sum<int>, unroll_last_warp_sum<float>, unroll_last_warp_sum<double>,
-    nullptr, false, true};
+// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+extern const Stage reduce4_stage = {
+    .name = "reduce4",
+    .kernel = "unroll_last_warp",
+    .idea = "the last warp unrolled: no block-wide barriers once s <= 32",
+    .min_block = 64,  // the last warp adds slot tid + 32, so a block needs two warps
+    .max_block = 1024,
+    .workspace_bytes = unroll_last_warp_workspace,
+    .sum_int = unroll_last_warp_sum<int>,
+    .sum_float = unroll_last_warp_sum<float>,
+    .sum_double = unroll_last_warp_sum<double>,
+    .variants = kVariants,
+};

@@ -5,18 +5,28 @@
 // together, so that every lane's `+=` lands before any lane reads for the next line.
 #pragma once
 
+// How warp 0 sums the block's last 64 values (reduce4's --last-warp).
+enum class LastWarp {
+    SyncWarp,        // correct on every GPU: __syncwarp() orders each step (kernel.cu)
+    LegacyVolatile,  // pre-Volta code: volatile, no __syncwarp(); a data race since Volta
+    LegacyPlain,     // pre-Volta code without even volatile: the compiler caches values
+};
+
 template <LastWarp MODE, typename T>
 __device__ T legacy_last_warp_sum(T* shared, unsigned tid) {
     if constexpr (MODE == LastWarp::LegacyVolatile) {
         // volatile makes every access a real load or store, in program order, so the code
         // works as long as the lanes happen to run in step. Nothing guarantees they do.
         volatile T* v = shared;
+        // C++20 deprecates `+=` on a volatile; this is the classic code as it was written.
+#pragma nv_diag_suppress 3012
         v[tid] += v[tid + 32];
         v[tid] += v[tid + 16];
         v[tid] += v[tid + 8];
         v[tid] += v[tid + 4];
         v[tid] += v[tid + 2];
         v[tid] += v[tid + 1];
+#pragma nv_diag_default 3012
         return v[tid];
     } else {
         // Without volatile the compiler may keep shared[tid] in a register and load the

@@ -15,13 +15,14 @@
 //    double: the same bits every run), so the whole reduction is one launch, not a second
 //    one that waits for the first to drain.
 //
-// The loads go in tiles: at each step a block reads kLoadsInFlight x BLOCK contiguous
+// The loads go in tiles: at each step a block reads kLoadsInFlight (4) x BLOCK contiguous
 // vectors, every thread issuing all its loads before adding any. The grid is fixed, as in
 // reduce6, but never larger than the number of tiles the input fills (the last one
 // possibly in part), so a small input gets few blocks and a cheap finish.
 //
-// --vec 1|2|4 (elements per load) and --finish two-pass|atomic|last-block select the
-// variants that docs/07-shuffles-vectors.md compares, to show what each idea is worth.
+// --vec 1|2|4 (elements per load), --finish two-pass|atomic|last-block and --loads
+// 1|2|4|8|16 (vector loads in flight per thread) select the variants that
+// docs/07-shuffles-vectors.md compares, to show what each idea is worth.
 //
 //   run:      build/release/bin/reduce7 --n 2^26 --type float
 //   variants: build/release/bin/reduce7 --vec 1 --finish two-pass
@@ -30,8 +31,9 @@
 #include <cuda/atomic>
 
 #include <cstdint>
+#include <utility>
 
-#include "stages.h"
+#include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
 
@@ -78,12 +80,30 @@ __device__ T add_lanes(T sum, const V& vector) {
 }  // namespace
 
 // ---------------------------------------------------------------- kernel
-constexpr int kLoadsInFlight = 4;  // independent vector loads each thread issues before adding
+// How the blocks' sums become one value (--finish, declared with the launcher).
+enum class Finish {
+    TwoPass,    // a second launch of one block sums the partials (deterministic)
+    Atomic,     // every block atomically adds its sum into the result (order varies run to run)
+    LastBlock,  // the last block to finish sums the partials, in order (deterministic)
+};
 
-template <unsigned BLOCK, int VEC, typename T>
+// ops/reduce_op.cuh repeats this kernel's tile loop and last-block finish for any operator
+// (reduce_ops, reduce7_cg, reduce7_cub); tests/host/test_copies_in_step.cpp keeps the two in step.
+constexpr int kDefaultLoadsInFlight = 4;  // independent vector loads each thread issues before adding
+
+// --loads (declared with the launcher) reaches the kernel as LOADS...: empty for the
+// default, so that the kernel that runs by default keeps its name,
+// shuffle_vector_single_pass<256u, 4, int>, which scripts/sass.sh and the profiles look for.
+template <int... LOADS>
+__host__ __device__ constexpr int loads_in_flight() {
+    return sizeof...(LOADS) == 0 ? kDefaultLoadsInFlight : (0 + ... + LOADS);
+}
+
+template <unsigned BLOCK, int VEC, typename T, int... LOADS>
 __global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out,
                                            unsigned* blocks_done, Finish finish) {
     using V = typename Vector<T, VEC>::type;
+    constexpr int kLoadsInFlight = loads_in_flight<LOADS...>();
 
     // Head and tail: the elements before the first address aligned for V, and after the
     // last whole vector. Fewer than VEC each; the first threads of the grid take them.
@@ -164,6 +184,52 @@ __global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_
 // ---------------------------------------------------------------- launcher
 constexpr std::size_t kCounterBytes = 256;  // blocks_done, then the partials, aligned
 
+// This stage's labelled variants (common/variant.h). Every result is labelled with both,
+// "vec=4 finish=atomic"; --variants times every vector width the type allows x every finish.
+constexpr std::string_view kVecChoices[] = {"1", "2", "4"};
+constexpr Variant kVec = {
+    .name = "vec",
+    .value_name = "V",
+    .choices = kVecChoices,
+    .help = "elements per vector load, 1 | 2 | 4 (default: 16 bytes)",
+    // The widest load is 16 bytes: 4 ints or floats, 2 doubles.
+    .default_for = [](ValueType type) -> std::string_view { return type_size(type) == 8 ? "2" : "4"; },
+    .unsupported = [](std::string_view vec, ValueType type) -> std::string {
+        const std::size_t bytes = std::stoul(std::string(vec)) * type_size(type);
+        if (bytes <= 16) return "";
+        return "--vec " + std::string(vec) + " with " + std::string(type_name(type)) + " would be a " +
+               std::to_string(bytes) + "-byte load; the widest load is 16 bytes";
+    },
+    .always_labelled = true,
+};
+constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block"};  // in the order of enum Finish
+constexpr Variant kFinish = {
+    .name = "finish",
+    .value_name = "F",
+    .choices = kFinishChoices,
+    .help = "two-pass | atomic | last-block (default: atomic for int,\n"
+            "last-block for float and double: the fastest that gives the same bits every run)",
+    // The fastest finish that gives the same bits on every run. Integer addition is
+    // associative, so atomics are deterministic for int; for float and double the order of
+    // the atomic adds varies from run to run, and so would the rounding.
+    .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "atomic" : "last-block"; },
+    .always_labelled = true,
+};
+// --loads: how many vector loads each thread issues before it adds any (a tile is that
+// many x BLOCK vectors). More loads keep more bytes in flight per thread, at the price of
+// registers; docs/07-shuffles-vectors.md asks what each is worth. Labelled "loads=8" when
+// not the default; --variants leaves it at the choice given.
+constexpr std::string_view kLoadsChoices[] = {"1", "2", "4", "8", "16"};
+constexpr Variant kLoads = {
+    .name = "loads",
+    .value_name = "L",
+    .choices = kLoadsChoices,
+    .help = "vector loads in flight per thread, 1 | 2 | 4 | 8 | 16 (default 4)",
+    .default_choice = "4",  // kDefaultLoadsInFlight
+    .timed_by_variants = false,
+};
+constexpr Variant kVariants[] = {kVec, kFinish, kLoads};
+
 // Call f(std::integral_constant<int, VEC>) for the run-time vector width: 1, 2 or 4
 // elements, at most 16 bytes (the option parser has rejected the rest).
 template <typename T, typename F>
@@ -176,27 +242,49 @@ void dispatch_vector_width(int vec, F&& f) {
     throw std::invalid_argument("unsupported vector width " + std::to_string(vec));
 }
 
+// Call f(std::integer_sequence<int, LOADS...>) for the run-time --loads: no LOADS for the
+// default (see the kernel), one for the others.
+template <typename F>
+void dispatch_loads_in_flight(int loads, F&& f) {
+    if (loads == kDefaultLoadsInFlight) return f(std::integer_sequence<int>{});
+    if (loads == 1) return f(std::integer_sequence<int, 1>{});
+    if (loads == 2) return f(std::integer_sequence<int, 2>{});
+    if (loads == 8) return f(std::integer_sequence<int, 8>{});
+    if (loads == 16) return f(std::integer_sequence<int, 16>{});
+    throw std::invalid_argument("unsupported loads in flight " + std::to_string(loads));
+}
+
+// shuffle_vector_single_pass for one --loads.
+template <unsigned BLOCK, int VEC, typename T, int... LOADS>
+constexpr auto single_pass_kernel(std::integer_sequence<int, LOADS...>) {
+    return shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
+}
+
 template <typename T>
 void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
                         cudaStream_t stream) {
     if (n == 0) return write_zero(out, stream);
     auto* blocks_done = static_cast<unsigned*>(workspace);
     T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + kCounterBytes);
+    const Finish finish = chosen_as<Finish, T>(kFinish, config);
+    const int loads = chosen_number<T>(kLoads, config);
     dispatch_block_size<32, 1024>(config.block, [&](auto block) {
-        dispatch_vector_width<T>(config.vec, [&](auto vec) {
-            constexpr unsigned BLOCK = decltype(block)::value;
-            constexpr int VEC = decltype(vec)::value;
-            const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T>;
-            // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
-            const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
-                ceil_div(n, std::size_t(VEC) * kLoadsInFlight * BLOCK), resident_blocks(kernel, BLOCK, 0)));
-            if (config.finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
-            kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, config.finish);
-            CUDA_CHECK_LAUNCH();
-            if (config.finish == Finish::TwoPass && blocks > 1) {
-                kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, config.finish);
+        dispatch_vector_width<T>(chosen_number<T>(kVec, config), [&](auto vec) {
+            dispatch_loads_in_flight(loads, [&](auto loads_in_flight) {
+                constexpr unsigned BLOCK = decltype(block)::value;
+                constexpr int VEC = decltype(vec)::value;
+                const auto kernel = single_pass_kernel<BLOCK, VEC, T>(loads_in_flight);
+                // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
+                const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
+                    ceil_div(n, std::size_t(VEC) * loads * BLOCK), resident_blocks(kernel, BLOCK, 0)));
+                if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
+                kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
                 CUDA_CHECK_LAUNCH();
-            }
+                if (finish == Finish::TwoPass && blocks > 1) {
+                    kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, finish);
+                    CUDA_CHECK_LAUNCH();
+                }
+            });
         });
     });
 }
@@ -205,9 +293,16 @@ std::size_t shuffle_vector_workspace(std::size_t n, std::size_t value_size, cons
     return kCounterBytes + ceil_div(n, config.block) * value_size;  // at most one partial per block
 }
 
-const Stage reduce7_stage = {
-    "reduce7", "shuffle_vector_single_pass", "warp shuffles, 16-byte loads and a single pass",
-    32, 1024,  // shuffles need whole warps, nothing more
-    shuffle_vector_workspace,
-    shuffle_vector_sum<int>, shuffle_vector_sum<float>, shuffle_vector_sum<double>,
-    nullptr, true, false};
+// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+extern const Stage reduce7_stage = {
+    .name = "reduce7",
+    .kernel = "shuffle_vector_single_pass",
+    .idea = "warp shuffles, 16-byte loads and a single pass",
+    .min_block = 32,  // shuffles need whole warps, nothing more
+    .max_block = 1024,
+    .workspace_bytes = shuffle_vector_workspace,
+    .sum_int = shuffle_vector_sum<int>,
+    .sum_float = shuffle_vector_sum<float>,
+    .sum_double = shuffle_vector_sum<double>,
+    .variants = kVariants,
+};

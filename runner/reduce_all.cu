@@ -36,11 +36,8 @@ int main(int argc, char** argv) {
         if (stage->min_block > 32 || stage->max_block < 1024) {
             narrower += (narrower.empty() ? "" : ", ") + std::string(stage->name);
         }
-        // The options of a stage's variants, for the stages this tree has.
-        program.spec.vector_and_finish = program.spec.vector_and_finish || stage->takes_vec_and_finish;
-        program.spec.last_warp = program.spec.last_warp || stage->takes_last_warp;
-        program.spec.running_sum = program.spec.running_sum || stage->takes_running_sum;
     }
+    program.spec.stage_variants = stage_variants(program.stages);  // each stage's own options
     program.spec.block_owner = narrower.empty() ? "every stage" : "every stage (" + narrower + " narrow the range)";
     program.spec.sweep = true;
     return run_program(argc, argv, program);

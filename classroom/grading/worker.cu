@@ -76,12 +76,8 @@ std::vector<double> run(const Stage& stage, const SharedInput& shared, const Req
     if (q.offset + (q.batch - 1) * q.stride + q.n * sizeof(T) > shared.bytes) {
         throw std::runtime_error("the request reaches past the shared input");
     }
-    RunConfig config;
+    RunConfig config;  // every labelled variant at the stage's default for T
     config.block = static_cast<int>(q.block);
-    config.vec = static_cast<int>(16 / sizeof(T));
-    config.finish = default_finish(q.type == ValueKind::Int32 ? ValueType::Int32
-                                   : q.type == ValueKind::Float32 ? ValueType::Float32
-                                                                  : ValueType::Float64);
     const SumFn<T> sum = stage.sum<T>();
     if (!sum || !stage.workspace_bytes) throw std::runtime_error("the stage registers no launcher for this type");
     void* scratch = workspace.get(stage.workspace_bytes(q.n, sizeof(T), config));

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "argmax.cuh"  // ValueIndex, ArgMax
 #include "gpu_test.h"
 #include "library_stages.h"
 #include "operators.cuh"  // op_type_of

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "argmax.cuh"
+#include "meanvar.cuh"
 #include "op_data.h"
 #include "operators.cuh"
 #include "ops_options.h"

@@ -40,8 +40,11 @@ std::size_t reduce0_workspace(std::size_t n, std::size_t value_size, const RunCo
 }
 
 Stage broken_stage(const char* name, SumFn<float> sum) {
-    return Stage{name, name, "broken on purpose", 32, 1024, reduce0_workspace, nullptr, sum, nullptr,
-                 nullptr, false, false};
+    return Stage{.name = name,
+                 .kernel = name,
+                 .idea = "broken on purpose",
+                 .workspace_bytes = reduce0_workspace,
+                 .sum_float = sum};
 }
 
 struct HarnessFixture : testing::Test {

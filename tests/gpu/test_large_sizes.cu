@@ -40,13 +40,6 @@ std::string case_name(const testing::TestParamInfo<LargeCase>& info) {
     return std::string(c.stage->name) + "_" + std::string(type_name(c.type)) + "_n" + std::to_string(c.n);
 }
 
-RunConfig default_config(ValueType type) {
-    RunConfig config;
-    config.vec = static_cast<int>(16 / type_size(type));
-    config.finish = default_finish(type);
-    return config;
-}
-
 // One large input at a time: the tests of one (n, type) share it, and it is freed before
 // the next (n, type) is made, so the tests need one input's memory, not four.
 struct CachedInput {
@@ -68,7 +61,7 @@ const DeviceInput<T>* large_input(std::size_t n, std::string& why) {
     plan.add("input", n * sizeof(T));
     std::size_t workspace = 0;
     for (const Stage* stage : all_stages()) {
-        workspace = std::max(workspace, stage->workspace_bytes(n, sizeof(T), default_config(value_type_of<T>())));
+        workspace = std::max(workspace, stage->workspace_bytes(n, sizeof(T), RunConfig{}));
     }
     plan.add("workspace", workspace);
     const DeviceMemory memory = device_memory();
@@ -88,7 +81,7 @@ void expect_exact_at_large_size(const LargeCase& c) {
     const DeviceInput<T>* input = large_input<T>(c.n, why);
     if (!input) GTEST_SKIP() << why;
     const TestInput<T> values{input->values.get(), input->expected.exact};
-    const RunConfig config = default_config(c.type);
+    const RunConfig config;  // every labelled variant at its default for the type (reduce7: 16-byte loads, its finish)
     for (const SumCheck& check : run_stage_twice(*c.stage, config, values, c.n)) {
         EXPECT_TRUE(check.ok) << c.stage->name << " " << type_name(c.type) << " n=" << c.n << ": " << check.detail;
     }

@@ -1,7 +1,9 @@
 // reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block) at every size and
 // block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
-// boundary.
+// boundary; and --loads 1|2|4|8|16 at the default width and finish.
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpu_test.h"
@@ -9,13 +11,22 @@
 
 namespace {
 
+// reduce7's declaration of a labelled variant (reduce7/kernel.cu), for its choices and defaults.
+const Variant& reduce7_variant(std::string_view name) {
+    for (const Variant& variant : reduce7_stage.variants) {
+        if (variant.name == name) return variant;
+    }
+    throw std::logic_error("reduce7 declares no variant " + std::string(name));
+}
+
 struct VariantCase {
     ValueType type;
     int vec;
-    Finish finish;
+    std::string finish;  // two-pass, atomic, last-block
     int block;
     std::size_t n;
     std::size_t offset;  // elements past a 16-byte aligned address
+    std::string loads = "4";  // vector loads in flight per thread
 };
 
 std::vector<VariantCase> variant_cases(bool misaligned) {
@@ -23,13 +34,14 @@ std::vector<VariantCase> variant_cases(bool misaligned) {
     for (ValueType type : {ValueType::Int32, ValueType::Float32, ValueType::Float64}) {
         for (int vec : {1, 2, 4}) {
             if (vec * type_size(type) > 16) continue;
-            for (Finish finish : {Finish::TwoPass, Finish::Atomic, Finish::LastBlock}) {
+            for (std::string_view choice : reduce7_variant("finish").choices) {
+                const std::string finish(choice);
                 for (int block = reduce7_stage.min_block; block <= reduce7_stage.max_block; block *= 2) {
                     for (std::size_t n : test_sizes()) {
                         if (!misaligned) {
                             cases.push_back({type, vec, finish, block, n, 0});
                         } else if (block == 32 || block == 256 ||
-                                   (vec * type_size(type) == 16 && finish == default_finish(type))) {
+                                   (vec * type_size(type) == 16 && finish == default_choice(reduce7_variant("finish"), type))) {
                             for (std::size_t offset : {1, 2, 3}) cases.push_back({type, vec, finish, block, n, offset});
                         }
                     }
@@ -42,17 +54,20 @@ std::vector<VariantCase> variant_cases(bool misaligned) {
 
 std::string case_name(const testing::TestParamInfo<VariantCase>& info) {
     const VariantCase& c = info.param;
-    std::string finish(finish_name(c.finish));
+    std::string finish = c.finish;
     for (char& ch : finish) {
         if (ch == '-') ch = '_';
     }
     return std::string(type_name(c.type)) + "_vec" + std::to_string(c.vec) + "_" + finish + "_block" +
-           std::to_string(c.block) + "_n" + std::to_string(c.n) + "_offset" + std::to_string(c.offset);
+           std::to_string(c.block) + "_n" + std::to_string(c.n) + "_offset" + std::to_string(c.offset) +
+           (c.loads == "4" ? "" : "_loads" + c.loads);
 }
 
 template <typename T>
 void expect_exact(const VariantCase& c) {
-    const RunConfig config{c.block, c.vec, c.finish, LastWarp::SyncWarp};
+    RunConfig config;
+    config.block = c.block;
+    config.variants = {{"vec", std::to_string(c.vec)}, {"finish", c.finish}, {"loads", c.loads}};
     const TestInput<T> input = test_input<T>(c.n, c.offset);
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(input.values) % 16, c.offset * sizeof(T) % 16);
     for (const SumCheck& check : run_stage_twice(reduce7_stage, config, input, c.n)) {
@@ -70,5 +85,28 @@ TEST_P(Reduce7Variant, SumIsExact) {
 
 INSTANTIATE_TEST_SUITE_P(Reduce7Aligned, Reduce7Variant, testing::ValuesIn(variant_cases(false)), case_name);
 INSTANTIATE_TEST_SUITE_P(Reduce7Misaligned, Reduce7Variant, testing::ValuesIn(variant_cases(true)), case_name);
+
+// --loads at the default width and finish: every tile shape (loads x block vectors), the
+// last tile whole, partial or absent.
+std::vector<VariantCase> loads_cases() {
+    std::vector<VariantCase> cases;
+    for (ValueType type : {ValueType::Int32, ValueType::Float32, ValueType::Float64}) {
+        const int vec = static_cast<int>(16 / type_size(type));
+        const std::string finish(default_choice(reduce7_variant("finish"), type));
+        for (std::string_view loads : reduce7_variant("loads").choices) {
+            if (loads == "4") continue;  // the default: Reduce7Aligned and Reduce7Misaligned run it
+            for (int block : {32, 256, 1024}) {
+                for (std::size_t n : test_sizes()) {
+                    for (std::size_t offset : {0, 3}) {
+                        cases.push_back({type, vec, finish, block, n, offset, std::string(loads)});
+                    }
+                }
+            }
+        }
+    }
+    return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Reduce7Loads, Reduce7Variant, testing::ValuesIn(loads_cases()), case_name);
 
 }  // namespace

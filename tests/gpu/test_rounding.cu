@@ -46,23 +46,24 @@ void expect_deterministic_stages() {
     DeviceBuffer<T> in(kN);
     CUDA_CHECK(cudaMemcpy(in.get(), host.values.data(), kN * sizeof(T), cudaMemcpyHostToDevice));
     for (const Stage* stage : all_stages()) {
-        RunConfig config;
-        config.vec = static_cast<int>(16 / sizeof(T));
-        std::vector<Finish> finishes = {Finish::LastBlock};
-        if (stage->takes_vec_and_finish) finishes = {Finish::LastBlock, Finish::TwoPass};
-        for (Finish finish : finishes) {
-            config.finish = finish;
+        // Every stage as it ships; a stage with --finish (reduce7) with each deterministic finish.
+        std::vector<std::string> finishes = {""};
+        for (const Variant& variant : stage->variants) {
+            if (variant.name == "finish") finishes = {"last-block", "two-pass"};
+        }
+        for (const std::string& finish : finishes) {
+            RunConfig config;
+            if (!finish.empty()) config.variants["finish"] = finish;
             const Outcome outcome = run_many(*stage, config, host, in);
             EXPECT_EQ(outcome.failed, 0) << stage->name << ": " << outcome.first_failure;
-            EXPECT_EQ(outcome.bits.size(), 1u) << stage->name << " finish " << finish_name(finish) << ": "
-                                               << outcome.bits.size() << " different results in " << kRuns << " runs";
+            EXPECT_EQ(outcome.bits.size(), 1u) << stage->name << " finish " << finish << ": " << outcome.bits.size()
+                                               << " different results in " << kRuns << " runs";
         }
     }
     const Stage* reduce7 = find_stage("reduce7");
     if (reduce7) {  // shown, not asserted
         RunConfig config;
-        config.vec = static_cast<int>(16 / sizeof(T));
-        config.finish = Finish::Atomic;
+        config.variants["finish"] = "atomic";
         const Outcome outcome = run_many(*reduce7, config, host, in);
         EXPECT_EQ(outcome.failed, 0) << outcome.first_failure;
         std::printf("reduce7 --finish atomic, %s, n = %zu uniform: %zu distinct results in %d runs\n",

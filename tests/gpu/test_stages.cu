@@ -39,10 +39,8 @@ std::string case_name(const testing::TestParamInfo<StageCase>& info) {
 
 template <typename T>
 void expect_exact(const StageCase& c) {
-    RunConfig config;  // every other knob at its default: reduce7's 16-byte loads and finish
+    RunConfig config;  // every labelled variant at its default for T: reduce7's 16-byte loads and finish
     config.block = c.block;
-    config.vec = static_cast<int>(16 / sizeof(T));
-    config.finish = default_finish(c.type);
     for (const SumCheck& check : run_stage_twice(*c.stage, config, test_input<T>(c.n), c.n)) {
         EXPECT_TRUE(check.ok) << c.stage->name << " " << type_name(c.type) << " n=" << c.n << " block=" << c.block
                               << ": " << check.detail;

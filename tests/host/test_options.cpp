@@ -2,12 +2,36 @@
 // which must be a UsageError (exit 2, before any CUDA call) with a message naming it.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "options.h"
 
 namespace {
+
+// Labelled variants as a stage declares them (common/variant.h), made up for the parser's
+// tests so that they hold in every tree: "reduce8" has a plain variant and one whose
+// default and supported choices depend on the element type.
+constexpr std::string_view kShapeChoices[] = {"round", "square"};
+constexpr std::string_view kWidthChoices[] = {"1", "2", "4"};
+constexpr Variant kTestVariants[] = {
+    {.name = "shape", .value_name = "S", .choices = kShapeChoices, .help = "round (default) | square"},
+    {.name = "width",
+     .value_name = "W",
+     .choices = kWidthChoices,
+     .help = "1 | 2 | 4 elements\n(default: 16 bytes)",
+     .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Float64 ? "2" : "4"; },
+     .unsupported = [](std::string_view width, ValueType type) -> std::string {
+         return width == "4" && type == ValueType::Float64 ? "--width 4 with double is more than 16 bytes" : "";
+     },
+     .always_labelled = true},
+};
+constexpr std::string_view kModeChoices[] = {"safe", "racy"};
+constexpr Variant kUntimedVariants[] = {
+    {.name = "mode", .value_name = "M", .choices = kModeChoices, .help = "safe | racy", .timed_by_variants = false},
+};
 
 ProgramSpec stage_spec(int min_block = 32) {
     ProgramSpec spec;
@@ -23,7 +47,8 @@ ProgramSpec runner_spec() {
     ProgramSpec spec = stage_spec(64);
     spec.name = "reduce_all";
     spec.block_owner = "every stage";
-    spec.vector_and_finish = spec.last_warp = spec.sweep = true;
+    spec.stage_variants = {{"reduce8", kTestVariants}, {"reduce9", kUntimedVariants}};
+    spec.sweep = true;
     return spec;
 }
 
@@ -53,12 +78,7 @@ TEST(Options, Defaults) {
     EXPECT_TRUE(o.baseline);
     EXPECT_EQ(o.format, OutputFormat::Table);
     EXPECT_FALSE(o.help);
-    EXPECT_FALSE(o.finish.has_value());
-    EXPECT_EQ(effective_finish(o), Finish::LastBlock);  // float: the deterministic finish
-    Options with_int = o;
-    with_int.type = ValueType::Int32;
-    EXPECT_EQ(effective_finish(with_int), Finish::Atomic);  // int: atomics are deterministic too
-    EXPECT_EQ(effective_vec(o), 4);
+    EXPECT_TRUE(o.variant_choices.empty());  // every stage's variants at their defaults
 }
 
 TEST(Options, EveryOptionParses) {
@@ -74,7 +94,6 @@ TEST(Options, EveryOptionParses) {
     EXPECT_DOUBLE_EQ(*o.peak_gbps, 3352.5);
     EXPECT_FALSE(o.baseline);
     EXPECT_EQ(o.format, OutputFormat::Json);
-    EXPECT_EQ(effective_vec(o), 2);  // 16 bytes of double
     EXPECT_EQ(parse({"--csv"}).format, OutputFormat::Csv);
     EXPECT_TRUE(parse({"--help"}).help);
     EXPECT_EQ(parse({"--type", "int"}).type, ValueType::Int32);
@@ -130,9 +149,7 @@ TEST(Options, BadInputIsAUsageErrorNamingTheProblem) {
         {{"--peak-gbps", "fast"}, "--peak-gbps takes a positive number"},
         {{"--peak-gbps", "inf"}, "--peak-gbps takes a positive number"},
         {{"--csv", "--json"}, "choose one of --csv and --json"},
-        {{"--vec", "4"}, "--vec applies to reduce7 and reduce_all, not to reduce3"},
-        {{"--finish", "atomic"}, "--finish applies to reduce7"},
-        {{"--last-warp", "legacy-plain"}, "--last-warp applies to reduce4"},
+        {{"--shape", "round"}, "unknown option '--shape'"},  // a variant of a stage this program does not time
         {{"--sweep", "2^10:2^20"}, "--sweep applies to reduce_all"},
         {{"--explain"}, "--explain applies to reduce0 ... reduce3"},
     };
@@ -165,24 +182,46 @@ TEST(Options, BlockRangeComesFromTheProgram) {
     EXPECT_EQ(parse({"--block", "64"}, stage_spec(64)).block, 64);
 }
 
-TEST(Options, RunnerAndReduce7Options) {
+TEST(Options, StageVariantsParseFromTheirDeclarations) {
     const ProgramSpec spec = runner_spec();
-    const Options o = parse({"--vec", "2", "--finish", "two-pass", "--last-warp", "legacy-volatile"}, spec);
-    EXPECT_EQ(o.vec, 2);
-    EXPECT_EQ(*o.finish, Finish::TwoPass);
-    EXPECT_EQ(effective_finish(o), Finish::TwoPass);
-    EXPECT_EQ(o.last_warp, LastWarp::LegacyVolatile);
-    EXPECT_EQ(*parse({"--finish", "atomic"}, spec).finish, Finish::Atomic);
-    EXPECT_EQ(*parse({"--finish", "last-block", "--type", "int"}, spec).finish, Finish::LastBlock);
-    EXPECT_EQ(parse({"--last-warp", "legacy-plain"}, spec).last_warp, LastWarp::LegacyPlain);
-    EXPECT_NE(usage_error({"--vec", "3"}, spec).find("--vec takes 1, 2 or 4"), std::string::npos);
-    EXPECT_NE(usage_error({"--vec", "8"}, spec).find("--vec takes 1, 2 or 4"), std::string::npos);
-    EXPECT_NE(usage_error({"--vec", "4", "--type", "double"}, spec).find("16 bytes"), std::string::npos);
-    EXPECT_EQ(parse({"--vec", "2", "--type", "double"}, spec).vec, 2);
-    EXPECT_NE(usage_error({"--finish", "tree"}, spec).find("--finish takes two-pass"), std::string::npos);
-    EXPECT_NE(usage_error({"--last-warp", "lockstep"}, spec).find("--last-warp takes syncwarp"), std::string::npos);
+    const Options o = parse({"--width", "2", "--shape", "square", "--mode", "racy"}, spec);
+    EXPECT_EQ(o.variant_choices, (VariantChoices{{"width", "2"}, {"shape", "square"}, {"mode", "racy"}}));
+    EXPECT_EQ(parse({"--width", "2", "--type", "double"}, spec).variant_choices.at("width"), "2");
+    EXPECT_NE(usage_error({"--width", "3"}, spec).find("--width takes 1, 2 or 4, not '3'"), std::string::npos);
+    EXPECT_NE(usage_error({"--width"}, spec).find("--width needs a value"), std::string::npos);
+    EXPECT_NE(usage_error({"--width", "4", "--type", "double"}, spec).find("more than 16 bytes"), std::string::npos);
+    EXPECT_NE(usage_error({"--type", "double", "--width", "4"}, spec).find("more than 16 bytes"), std::string::npos);
+    EXPECT_NE(usage_error({"--shape", "oval"}, spec).find("--shape takes round or square"), std::string::npos);
+    // --variants times the timed variants itself; an untimed one may be given with it.
+    EXPECT_NE(usage_error({"--variants", "--shape", "round"}, spec).find("give no --shape or --width with it"),
+              std::string::npos);
+    EXPECT_TRUE(parse({"--variants", "--mode", "racy"}, spec).variants);
     EXPECT_NE(usage_error({"--n", "2^20", "--sweep", "2^10:2^12"}, spec).find("choose one of --n and --sweep"),
               std::string::npos);
+}
+
+TEST(Variants, DefaultsLabelsAndRuns) {
+    const Variant& shape = kTestVariants[0];
+    const Variant& width = kTestVariants[1];
+    EXPECT_EQ(default_choice(shape, ValueType::Int32), "round");
+    EXPECT_EQ(default_choice(width, ValueType::Float32), "4");
+    EXPECT_EQ(default_choice(width, ValueType::Float64), "2");
+    EXPECT_EQ(chosen(width, {}, ValueType::Float64), "2");
+    EXPECT_EQ(chosen_index(width, {{"width", "1"}}, ValueType::Float64), 0u);
+    EXPECT_THROW(chosen(shape, {{"shape", "oval"}}, ValueType::Int32), std::invalid_argument);
+    // Labels: an always-labelled variant at its default too, another only when not at its default.
+    EXPECT_EQ(variant_label(kTestVariants, {}, ValueType::Float32), "width=4");
+    EXPECT_EQ(variant_label(kTestVariants, {{"shape", "square"}}, ValueType::Float64), "shape=square width=2");
+    EXPECT_EQ(variant_label(kUntimedVariants, {}, ValueType::Int32), "");
+    EXPECT_EQ(variant_label(kUntimedVariants, {{"mode", "racy"}}, ValueType::Int32), "mode=racy");
+    // --variants: every combination the type supports, the first variant outermost, on top of the given choices.
+    std::vector<std::string> labels;
+    for (const VariantChoices& run : variant_runs(kTestVariants, {{"mode", "racy"}}, ValueType::Float64)) {
+        EXPECT_EQ(run.at("mode"), "racy");
+        labels.push_back(variant_label(kTestVariants, run, ValueType::Float64));
+    }
+    EXPECT_EQ(labels, (std::vector<std::string>{"width=1", "width=2", "shape=square width=1", "shape=square width=2"}));
+    EXPECT_EQ(variant_runs(kUntimedVariants, {}, ValueType::Int32).size(), 1u);  // untimed: the given choice only
 }
 
 TEST(Options, Sweep) {
@@ -217,15 +256,16 @@ TEST(Options, UsageTextListsWhatTheProgramTakes) {
     EXPECT_EQ(stage.find("--sweep"), std::string::npos);
     const std::string runner = usage_text(runner_spec());
     EXPECT_NE(runner.find("--sweep"), std::string::npos);
-    EXPECT_NE(runner.find("--finish"), std::string::npos);
+    EXPECT_NE(runner.find("  --width W         reduce8: 1 | 2 | 4 elements\n                    (default: 16 bytes)\n"),
+              std::string::npos)
+        << runner;
+    EXPECT_NE(runner.find("time every labelled variant: reduce8's --shape x --width\n"), std::string::npos) << runner;
     EXPECT_NE(runner.find("from 64 to 1024"), std::string::npos);
 }
 
 TEST(Options, Names) {
     EXPECT_EQ(type_name(ValueType::Int32), "int");
     EXPECT_EQ(type_size(ValueType::Float64), 8u);
-    EXPECT_EQ(finish_name(Finish::TwoPass), "two-pass");
-    EXPECT_EQ(last_warp_name(LastWarp::LegacyVolatile), "legacy-volatile");
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ done
 # The CSV first (its header on line 1, as tools/figures reads it), then what it was made with.
 echo "# scripts/judge_timing.sh $repeats | commit $commit | $started"
 echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-echo "# judge defaults: 2^26 int, requests of 16 inputs and of 4, 9 rounds; seed $CLASSROOM_SEED"
+echo "# judge defaults: 2^26 int, requests of 16 inputs and of 4 to every worker (the fixed cost from the instructor's two), 9 rounds; seed $CLASSROOM_SEED"
 echo "# in process (CUDA events, one process, 2^26 int, median of 50): stage, ms"
 for stage in 3 4 5 6 7; do
     $build/bin/reduce$stage --n 2^26 --type int --iters 50 --no-baseline --csv 2>/dev/null |

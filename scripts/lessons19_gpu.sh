@@ -7,12 +7,12 @@
 #                     bitmask and reduce2 at 2^22 int, with the stall counters
 #     source_conflicts.csv   scripts/source_conflicts.sh: shared wavefronts per SASS instruction
 #   item 5, bytes in flight (docs/05, 06, 07)
-#     loads_sweep.csv, loads_ncu.csv   scripts/loads_sweep.sh (reduce7 and reduce6 --loads)
+#     loads_sweep.csv, loads_ncu.csv   scripts/loads_sweep.sh (reduce7 --loads)
 #     loaded_latency.csv   build/release/bin/dram_latency --loaded
 #     ../img/loads_sweep.svg   scripts/plot_loads.py
 #     sass_reduce6.txt, sass_reduce7.txt, sass_reduce4_legacy_plain.txt (the kernels the
 #     chapters quote, again from this build), sass_reduce7_loads1.txt,
-#     sass_reduce7_loads16.txt, sass_reduce6_loads8.txt
+#     sass_reduce7_loads16.txt
 #   environment_lessons19.txt   GPU, driver, CUDA, ncu, commit, date, the steps' status
 #
 #   PROGRESS=/tmp/progress.txt scripts/lessons19_gpu.sh
@@ -67,7 +67,6 @@ step_sass() {
         "reduce4_legacy_plain|unroll_last_warp<int, (LastWarp)2>"
         "reduce7_loads1|shuffle_vector_single_pass<256u, 4, int, 1>"
         "reduce7_loads16|shuffle_vector_single_pass<256u, 4, int, 16>"
-        "reduce6_loads8|grid_stride<256u, int, 8"  # the pack's 8 prints as 8 or 8u
     )
     local entry name instantiation stage
     for entry in "${kernels[@]}"; do

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Bytes in flight, isolated (docs/05-complete-unroll.md, 06, 07): reduce7 and reduce6 with
-# each --loads (the independent loads each thread issues before it adds any), everything
-# else fixed (the grid: the blocks that fit at once; block 256; reduce7's 16-byte loads),
-# at n = 2^22 ... 2^30, int and float. If bytes in flight limit a stage, its GB/s rises
+# Bytes in flight, isolated (docs/05-complete-unroll.md, 06, 07): reduce7 with each
+# --loads (the independent 16-byte loads each thread issues before it adds any),
+# everything else fixed (the grid: the blocks that fit at once; block 256; vec=4), at
+# n = 2^22 ... 2^30, int and float. If bytes in flight limit the kernel, its GB/s rises
 # with --loads until the DRAM's bandwidth does; if not, the lines lie on each other.
+# (reduce6 has no --loads: its two loads per step are the lesson's quoted code.)
 #
 #   scripts/loads_sweep.sh [OUTDIR [PART ...]]     # default: docs/results, both parts
 #
 # PARTs and what they write into OUTDIR (CSV header on line 1, '#' lines after the data):
-#   sweep   loads_sweep.csv   the stages' --csv records (CUB's too, timed in the same run),
+#   sweep   loads_sweep.csv   reduce7's --csv records (CUB's too, timed in the same run),
 #                             with the --loads given and the repetition as first columns
 #   ncu     loads_ncu.csv     Nsight Compute on the first launch at 2^22 and 2^28, int,
 #                             --loads 1, 4 and 16: DRAM throughput and bytes, long-scoreboard
@@ -27,7 +28,7 @@ parts=${*:-sweep ncu}
 build=${BUILD:-build/release}
 repeats=${REPEATS:-1}
 iters=${ITERS:-100}
-stages=(reduce7 reduce6)
+stages=(reduce7)
 loads_choices=(1 2 4 8 16)
 for stage in "${stages[@]}"; do
     [[ -x $build/bin/$stage ]] || { echo "loads_sweep.sh: $build/bin/$stage not found: build first (README.md)" >&2; exit 3; }
@@ -60,7 +61,7 @@ if wanted ncu; then
     command -v ncu >/dev/null || { echo "loads_sweep.sh: ncu (Nsight Compute) not found" >&2; exit 3; }
     csv=$out/loads_ncu.csv
     metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,launch__grid_size
-    declare -A kernel=([reduce6]=grid_stride [reduce7]=shuffle_vector_single_pass)
+    declare -A kernel=([reduce7]=shuffle_vector_single_pass)
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
     echo "stage,loads,type,n,metric,unit,value" >"$csv"

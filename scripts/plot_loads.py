@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """GB/s against n for each --loads, from scripts/loads_sweep.sh's CSV, as an SVG (no
-packages needed): one panel per type, reduce7 solid and reduce6 dashed, one color per
---loads, CUB in black and the DRAM peak the harness uses as a grey line.
+packages needed): one panel per type, one color per --loads of reduce7 (a stage with a
+--loads of its own would be dashed), CUB in black and the DRAM peak the harness uses as a
+grey line.
 
     python3 scripts/plot_loads.py docs/results/loads_sweep.csv -o docs/img/loads_sweep.svg
 """
@@ -84,8 +85,8 @@ def main():
         x += 85
     body.append(f'<line x1="{x}" y1="{y}" x2="{x + 20}" y2="{y}" stroke="black" stroke-width="2"/>'
                 f'<text x="{x + 24}" y="{y + 4}" font-size="11">CUB</text>')
-    body.append(f'<text x="20" y="{y + 22}" font-size="11">solid: reduce7 (16-byte loads); dashed: reduce6 '
-                '(4- or 8-byte loads); GB/s, median of the repetitions, y axis from 0</text>')
+    body.append(f'<text x="20" y="{y + 22}" font-size="11">reduce7 (16-byte loads, block 256, the grid that '
+                'fits at once); GB/s, median of the repetitions, y axis from 0</text>')
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_width}" height="{HEIGHT + legend_height}" '
            'font-family="sans-serif" font-size="12">', '<rect width="100%" height="100%" fill="white"/>'] + body + ["</svg>"]
     with open(args.output, "w") as f:

@@ -49,7 +49,7 @@ step_source_conflicts() {
     scripts/source_conflicts.sh --keep "$LOGS/source_reports" >docs/results/source_conflicts.csv
     provenance "scripts/source_conflicts.sh ($(ncu --version | tail -1))" >>docs/results/source_conflicts.csv
 }
-step_loads_sweep() { scripts/loads_sweep.sh docs/results sweep; }
+step_loads_sweep() { REPEATS=${REPEATS:-2} scripts/loads_sweep.sh docs/results sweep; }  # two: the spread
 step_loads_ncu() { scripts/loads_sweep.sh docs/results ncu; }
 step_loaded_latency() {
     source scripts/lib/provenance.sh

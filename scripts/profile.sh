@@ -7,15 +7,18 @@
 #   scripts/profile.sh reduce1 --build build/debug
 #   scripts/profile.sh reduce1 --csv            # lesson,column,metric,unit,value rows
 #
-# Where a lesson has a labelled variant, it gets a column too: reduce1's lesson also
-# profiles reduce0 --select bitmask (the divergent tree without the %), reduce3's also
-# reduce3 --running-sum shared (reduce2's tree after the first add).
+# Where a lesson has a labelled variant, it gets a column too: reduce1's and reduce2's
+# lessons also profile reduce0 --select bitmask (the divergent tree without the %, and a
+# tree whose threads never share a bank), reduce3's also reduce3 --running-sum shared
+# (reduce2's tree after the first add).
 #
 # Needs ncu (Nsight Compute, part of the CUDA Toolkit) and a GPU; profiling counters may
 # need root or the driver's "profiling for all users" setting (ERR_NVGPUCTRPERM).
 # Clocks are left as they are (--clock-control none): counts do not depend on them,
 # durations do, and the device may be shared.
 set -euo pipefail
+# shellcheck source=scripts/lib/ncu_metrics.sh
+source "$(dirname "$0")/lib/ncu_metrics.sh"
 
 usage() {
     cat <<'EOF'
@@ -58,9 +61,13 @@ case $stage in
     reduce0|reduce1)  # divergence: how many of a warp's 32 lanes each instruction used (pred_on: did work)
         lesson="warp divergence (docs/01-divergence.md)"
         metrics=smsp__thread_inst_executed_per_inst_executed.ratio,smsp__thread_inst_executed_pred_on_per_inst_executed.ratio,smsp__sass_branch_targets_threads_divergent.sum,smsp__inst_executed.sum,$time_metrics ;;
-    reduce2)  # bank conflicts in shared-memory loads and stores
+    reduce2)  # bank conflicts in shared-memory loads and stores, and how they cost time: a
+        # conflicted access takes one wavefront per distinct bank row, so the shared-memory
+        # pipe stays busy longer (MIO throttle: the queue to it is full), the warp waits
+        # longer for the loaded value (short scoreboard), and the other warps wait at the
+        # barrier for the slowest (barrier); each stall is per instruction issued.
         lesson="shared-memory bank conflicts (docs/02-bank-conflicts.md)"
-        metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_ld.sum,$time_metrics ;;
+        metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_inst_executed_op_shared_st.sum,smsp__inst_executed.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,$time_metrics ;;
     reduce3)  # half the blocks, twice the loads per thread, no idle threads in step one
         lesson="first add during the load (docs/03-first-add.md)"
         metrics=launch__grid_size,smsp__inst_executed.sum,smsp__thread_inst_executed_per_inst_executed.ratio,dram__bytes_read.sum,smsp__sass_inst_executed_op_shared_ld.sum,$time_metrics ;;
@@ -88,7 +95,7 @@ before=$stage
 # The columns: "label|executable|extra options", the stage before first.
 columns=("$before|$before|")
 case $stage in
-    reduce1) columns+=("reduce0 [select=bitmask]|reduce0|--select bitmask") ;;
+    reduce1|reduce2) columns+=("reduce0 [select=bitmask]|reduce0|--select bitmask") ;;
 esac
 columns+=("$stage|$stage|")
 case $stage in
@@ -103,18 +110,16 @@ for i in "${!columns[@]}"; do
     [[ -x $exe ]] || { echo "profile.sh: $exe not found: build first (README.md)" >&2; exit 3; }
     # The first launch of the stage's kernel is its first pass, over all n values.
     # shellcheck disable=SC2086  # $extra is a list of options
-    if ! ncu --clock-control none --csv --log-file "$tmp/$i.csv" --metrics "$metrics" \
-            -k "regex:^${kernel[$exe_name]}" --launch-count 1 \
-            "$exe" --no-baseline --n "$n" --type "$type" --block "$block" --iters 1 --warmup 0 $extra >"$tmp/$i.out" 2>&1; then
+    if ! ncu_first_launch "$tmp/$i.csv" "$tmp/$i.out" "$metrics" "^${kernel[$exe_name]}" \
+            "$exe" --no-baseline --n "$n" --type "$type" --block "$block" --iters 1 --warmup 0 $extra; then
         echo "profile.sh: ncu failed on $label:" >&2
         tail -5 "$tmp/$i.out" "$tmp/$i.csv" >&2 2>/dev/null || true
         exit 3
     fi
 done
 
-# ncu's CSV: "ID",...,"Metric Name","Metric Unit","Metric Value" (fields 13, 14, 15).
-value() { awk -F'","' -v m="$2" '$13 == m { gsub(/"/, "", $15); print $15 }' "$tmp/$1.csv"; }
-unit() { awk -F'","' -v m="$2" '$13 == m { print $14 }' "$tmp/$1.csv"; }
+value() { ncu_value "$tmp/$1.csv" "$2"; }
+unit() { ncu_unit "$tmp/$1.csv" "$2"; }
 label_of() { local l; IFS='|' read -r l _ <<<"${columns[$1]}"; echo "$l"; }
 
 IFS=, read -ra names <<<"$metrics"

@@ -51,9 +51,10 @@ std::string replace_all(std::string text, const std::string& from, const std::st
     return text;
 }
 
-// The kernel name a stage registers: "first_add_during_load" for reduce3.
+// The kernel name a stage registers: "first_add_during_load" for reduce3, from its record's
+// `.name = "reduce3",` and `.kernel = "first_add_during_load",` lines.
 std::string kernel_name(const std::string& kernel_cu, int stage) {
-    const std::regex registered("\"" + stage_name(stage) + "\", \"(\\w+)\"");
+    const std::regex registered("\\.name = \"" + stage_name(stage) + "\",\\s*\\.kernel = \"(\\w+)\"");
     std::smatch m;
     if (!std::regex_search(kernel_cu, m, registered)) throw std::runtime_error("no Stage in " + stage_name(stage));
     return m[1];
@@ -148,13 +149,16 @@ std::string before_stage(const std::string& kernel, int stage, const std::string
 // The reference's launcher replaced, in the Stage record, by `launcher` (defined in
 // `definition`), for int, float and double.
 std::string with_launcher(const std::string& kernel, int stage, const std::string& launcher, const std::string& definition) {
-    std::smatch registered;  // the launcher the Stage registers: "X<int>, X<float>, X<double>"
-    if (!std::regex_search(kernel, registered, std::regex(R"((\w+)<int>, \1<float>, \1<double>)"))) {
+    // The launcher the record registers: `.sum_int = X<int>, .sum_float = X<float>, .sum_double = X<double>,`.
+    static const std::regex registered(R"(\.sum_int = (\w+)<int>,(\s*)\.sum_float = \1<float>,(\s*)\.sum_double = \1<double>)");
+    std::smatch m;
+    if (!std::regex_search(kernel, m, registered)) {
         throw std::runtime_error("no launcher in the Stage record of " + stage_name(stage));
     }
-    const std::string original = registered[1];
-    const std::string swapped = replace_all(kernel, original + "<int>, " + original + "<float>, " + original + "<double>",
-                                            launcher + "<int>, " + launcher + "<float>, " + launcher + "<double>");
+    const std::string original = m[1];
+    const std::string swapped = m.prefix().str() + ".sum_int = " + launcher + "<int>," + m.str(2) + ".sum_float = " +
+                                launcher + "<float>," + m.str(3) + ".sum_double = " + launcher + "<double>" +
+                                m.suffix().str();
     return before_stage(swapped, stage, replace_all(definition, "ORIGINAL", original));
 }
 

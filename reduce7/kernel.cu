@@ -218,13 +218,17 @@ constexpr Variant kFinish = {
 // --loads: how many vector loads each thread issues before it adds any (a tile is that
 // many x BLOCK vectors). More loads keep more bytes in flight per thread, at the price of
 // registers; docs/07-shuffles-vectors.md asks what each is worth. Labelled "loads=8" when
-// not the default; --variants leaves it at the choice given.
+// not the default; --variants leaves it at the choice given. The choices other than 4 are
+// built for one shape only, block 256 and the 16-byte vector, the experiment's fixed point:
+// every other block and width as well would be 4 x 5 x 8 more kernels to compile, which
+// tripled the time a student waits for reduce7 (docs/results/build_times.txt).
 constexpr std::string_view kLoadsChoices[] = {"1", "2", "4", "8", "16"};
 constexpr Variant kLoads = {
     .name = "loads",
     .value_name = "L",
     .choices = kLoadsChoices,
-    .help = "vector loads in flight per thread, 1 | 2 | 4 | 8 | 16 (default 4)",
+    .help = "vector loads in flight per thread, 1 | 2 | 4 | 8 | 16 (default 4;\n"
+            "the others with --block 256 and 16-byte vectors only)",
     .default_choice = "4",  // kDefaultLoadsInFlight
     .timed_by_variants = false,
 };
@@ -243,15 +247,20 @@ void dispatch_vector_width(int vec, F&& f) {
 }
 
 // Call f(std::integer_sequence<int, LOADS...>) for the run-time --loads: no LOADS for the
-// default (see the kernel), one for the others.
-template <typename F>
+// default (see the kernel), one for the others, which exist only at block 256 and the
+// 16-byte vector (see kLoads).
+template <unsigned BLOCK, int VEC, typename T, typename F>
 void dispatch_loads_in_flight(int loads, F&& f) {
     if (loads == kDefaultLoadsInFlight) return f(std::integer_sequence<int>{});
-    if (loads == 1) return f(std::integer_sequence<int, 1>{});
-    if (loads == 2) return f(std::integer_sequence<int, 2>{});
-    if (loads == 8) return f(std::integer_sequence<int, 8>{});
-    if (loads == 16) return f(std::integer_sequence<int, 16>{});
-    throw std::invalid_argument("unsupported loads in flight " + std::to_string(loads));
+    if constexpr (BLOCK == 256 && VEC * sizeof(T) == 16) {
+        if (loads == 1) return f(std::integer_sequence<int, 1>{});
+        if (loads == 2) return f(std::integer_sequence<int, 2>{});
+        if (loads == 8) return f(std::integer_sequence<int, 8>{});
+        if (loads == 16) return f(std::integer_sequence<int, 16>{});
+    }
+    throw std::invalid_argument("--loads " + std::to_string(loads) + " runs with --block 256 and 16-byte vectors only (" +
+                                "--block " + std::to_string(BLOCK) + ", " + std::to_string(VEC * sizeof(T)) +
+                                "-byte vectors given)");
 }
 
 // shuffle_vector_single_pass for one --loads.
@@ -270,9 +279,9 @@ void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, con
     const int loads = chosen_number<T>(kLoads, config);
     dispatch_block_size<32, 1024>(config.block, [&](auto block) {
         dispatch_vector_width<T>(chosen_number<T>(kVec, config), [&](auto vec) {
-            dispatch_loads_in_flight(loads, [&](auto loads_in_flight) {
-                constexpr unsigned BLOCK = decltype(block)::value;
-                constexpr int VEC = decltype(vec)::value;
+            constexpr unsigned BLOCK = decltype(block)::value;
+            constexpr int VEC = decltype(vec)::value;
+            dispatch_loads_in_flight<BLOCK, VEC, T>(loads, [&](auto loads_in_flight) {
                 const auto kernel = single_pass_kernel<BLOCK, VEC, T>(loads_in_flight);
                 // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
                 const auto blocks = static_cast<unsigned>(std::min<std::size_t>(

@@ -9,7 +9,7 @@
 #
 # --arch picks one architecture's code where the build holds several (a build on a
 # machine without a GPU is for 75;80;86;89;90). Needs cuobjdump (CUDA Toolkit); cu++filt,
-# if present, demangles the names, else c++filt (binutils) does.
+# c++filt (binutils), or else cu++filt, demangles the names.
 set -euo pipefail
 [[ $# -ge 1 ]] || { echo "usage: scripts/sass.sh reduceN [NAME-SUBSTRING] [--arch sm_NN] [--build DIR]" >&2; exit 2; }
 stage=$1
@@ -27,9 +27,11 @@ done
 lib=$build/lib${stage}_kernel.a
 [[ -f $lib ]] || { echo "sass.sh: $lib not found: build first (README.md)" >&2; exit 3; }
 command -v cuobjdump >/dev/null || { echo "sass.sh: cuobjdump not found: it ships with the CUDA Toolkit" >&2; exit 3; }
+# c++filt (binutils) first: the stored files and the names scripts pass spell a template's
+# numbers its way ("grid_stride<256u, int>"), where cu++filt writes "(unsigned int)256".
 demangle=cat
-command -v c++filt >/dev/null && demangle=c++filt
 command -v cu++filt >/dev/null && demangle=cu++filt
+command -v c++filt >/dev/null && demangle=c++filt
 # Print each "Function :" section whose (demangled) name contains the wanted text.
 cuobjdump -sass "${arch[@]}" "$lib" | $demangle | awk -v want="$want" '
     /Function : / { keep = index($0, want) > 0 }

@@ -8,7 +8,7 @@
 #   scripts/sass.sh reduce4 'LastWarp)0' --arch sm_90
 #
 # --arch picks one architecture's code where the build holds several (a build on a
-# machine without a GPU is for 75;80;86;89;90). Needs cuobjdump (CUDA Toolkit); cu++filt,
+# machine without a GPU is for 75;80;86;89;90). Needs cuobjdump (CUDA Toolkit);
 # c++filt (binutils), or else cu++filt, demangles the names.
 set -euo pipefail
 [[ $# -ge 1 ]] || { echo "usage: scripts/sass.sh reduceN [NAME-SUBSTRING] [--arch sm_NN] [--build DIR]" >&2; exit 2; }

@@ -34,5 +34,14 @@ Record bench_cub(const DeviceInput<T>& input, BenchContext& context);
 template <typename T>
 Record bench_copy(const DeviceInput<T>& input, BenchContext& context);
 
+// Which CUB this build compiled against, "CCCL 3.0.1"; every CUB row's label names it.
+std::string cub_version();
+// CCCL 3.1 and newer: DeviceReduce::Sum with no determinism required, a single pass that
+// adds the tiles' sums with atomics. bench_cub_not_guaranteed times it (and throws, with
+// one line, where this CUB lacks it).
+bool cub_has_not_guaranteed();
+template <typename T>
+Record bench_cub_not_guaranteed(const DeviceInput<T>& input, BenchContext& context);
+
 // Fill the relative columns (% copy, x CUB, x reduce0) of records measured at one size.
 void compare_records(std::vector<Record>& records);

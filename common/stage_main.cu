@@ -61,21 +61,6 @@ std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& pro
     return kernels;
 }
 
-// What timing `kernels` on n values of T needs on the GPU at its fullest: the input, the
-// largest workspace (each kernel frees its own before the next allocates), the L2 flush
-// buffer, and with the yardsticks a copy of the input.
-template <typename T>
-MemoryPlan memory_plan(const std::vector<std::pair<const Stage*, RunConfig>>& kernels, std::size_t n,
-                       std::size_t flush_bytes) {
-    MemoryPlan plan;
-    plan.add("input", n * sizeof(T));
-    std::size_t workspace = 0;
-    for (const auto& [stage, config] : kernels) workspace = std::max(workspace, stage->workspace_bytes(n, sizeof(T), config));
-    plan.add("workspace", workspace);
-    plan.add("L2 flush buffer", flush_bytes);
-    return plan;
-}
-
 // "input: generated on the GPU in 5.4 ms; expected sum computed on the host in 290 ms (16 threads)"
 template <typename T>
 std::string input_line(const DeviceInput<T>& input) {
@@ -90,19 +75,14 @@ std::string input_line(const DeviceInput<T>& input) {
 template <typename T>
 int run_typed(const Program& program, const Options& options) {
     const DeviceInfo device = open_device(options.device, options.peak_gbps);
-    std::vector<std::size_t> sizes;
-    if (options.sweep) {
-        for (int k = options.sweep->from_log2; k <= options.sweep->to_log2; ++k) sizes.push_back(std::size_t{1} << k);
-    } else {
-        sizes.push_back(options.n);
-    }
+    const std::vector<std::size_t> sizes = run_sizes(options);
     const auto kernels = timed_kernels(program, options);
 
     // Everything the largest size needs must fit before anything is allocated: a request
     // too large for the GPU is one line and exit status 3, not a failure halfway through.
     const std::size_t largest = sizes.back();
     const std::string largest_text = "n = " + count_text(largest) + " " + std::string(type_name(options.type)) + " values";
-    MemoryPlan plan = memory_plan<T>(kernels, largest, L2Flusher::bytes_for(device.l2_bytes));
+    MemoryPlan plan = stage_memory_plan<T>(kernels, largest, L2Flusher::bytes_for(device.l2_bytes));
     require_device_memory(plan, largest_text);
     // The copy yardstick needs a second array as large as the input. Where that does not
     // fit, the stages and CUB still run, and the table says why the copy is missing.
@@ -139,6 +119,7 @@ int run_typed(const Program& program, const Options& options) {
         for (const auto& [stage, config] : kernels) records.push_back(bench_stage(*stage, config, input, context));
         if (program.yardsticks) {
             records.push_back(bench_cub(input, context));
+            if (cub_has_not_guaranteed()) records.push_back(bench_cub_not_guaranteed(input, context));
             if (with_copy) records.push_back(bench_copy(input, context));
         }
         compare_records(records);
@@ -179,6 +160,16 @@ OperatorProgram& operator_program() {
 }
 }  // namespace
 
+std::vector<std::size_t> run_sizes(const Options& options) {
+    std::vector<std::size_t> sizes;
+    if (options.sweep) {
+        for (int k = options.sweep->from_log2; k <= options.sweep->to_log2; ++k) sizes.push_back(std::size_t{1} << k);
+    } else {
+        sizes.push_back(options.n);
+    }
+    return sizes;
+}
+
 void register_operator_program(OperatorProgram program) { operator_program() = std::move(program); }
 
 int run_program(int argc, char** argv, const Program& program) {
@@ -201,7 +192,7 @@ int run_program(int argc, char** argv, const Program& program) {
         std::cout << usage_text(spec);
         return 0;
     }
-    try {
+    return run_reporting_errors(name, [&] {
         if (options.explain) {  // host only: replays the kernel's tree, touches no GPU
             const Stage& stage = *program.stages.back();
             const TreeTrace trace = stage.trace(static_cast<unsigned>(options.block));
@@ -210,16 +201,7 @@ int run_program(int argc, char** argv, const Program& program) {
         }
         return with_value_type(options.type,
                                [&](auto zero) { return run_typed<decltype(zero)>(program, options); });
-    } catch (const TooLargeError& e) {
-        std::fprintf(stderr, "%s: too large for this GPU: %s\n", name.c_str(), e.what());
-    } catch (const CudaError& e) {
-        std::fprintf(stderr, "%s: CUDA error: %s\n", name.c_str(), e.what());
-    } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "%s: out of host memory for n = %zu\n", name.c_str(), options.n);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: error: %s\n", name.c_str(), e.what());
-    }
-    return 3;
+    });
 }
 
 int stage_main(int argc, char** argv, const Stage& stage, bool with_yardsticks) {

@@ -22,7 +22,9 @@
 //
 // --vec 1|2|4 (elements per load), --finish two-pass|atomic|last-block and --loads
 // 1|2|4|8|16 (vector loads in flight per thread) select the variants that
-// docs/07-shuffles-vectors.md compares, to show what each idea is worth.
+// docs/07-shuffles-vectors.md compares, to show what each idea is worth. --finish pdl is
+// the two-pass finish with its second launch overlapped with the first (Hopper and newer,
+// docs/11-fixed-costs.md).
 //
 //   run:      build/release/bin/reduce7 --n 2^26 --type float
 //   variants: build/release/bin/reduce7 --vec 1 --finish two-pass
@@ -33,6 +35,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "programmatic_launch.cuh"  // --finish pdl's launch, apart from the lesson
 #include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
@@ -85,6 +88,7 @@ enum class Finish {
     TwoPass,    // a second launch of one block sums the partials (deterministic)
     Atomic,     // every block atomically adds its sum into the result (order varies run to run)
     LastBlock,  // the last block to finish sums the partials, in order (deterministic)
+    Pdl,        // two-pass, the second launch scheduled while the first runs (sm_90+, deterministic)
 };
 
 // ops/reduce_op.cuh repeats this kernel's tile loop and last-block finish for any operator
@@ -104,6 +108,10 @@ __global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_
                                            unsigned* blocks_done, Finish finish) {
     using V = typename Vector<T, VEC>::type;
     constexpr int kLoadsInFlight = loads_in_flight<LOADS...>();
+    if (finish == Finish::Pdl) {  // the second pass waits here for the first to finish (programmatic_launch.cuh)
+        wait_for_previous_grid();
+        let_dependent_grid_launch();
+    }
 
     // Head and tail: the elements before the first address aligned for V, and after the
     // last whole vector. Fewer than VEC each; the first threads of the grid take them.
@@ -152,6 +160,7 @@ __global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_
     }
     if (threadIdx.x == 0) block_sums[blockIdx.x] = sum;
     if (finish == Finish::TwoPass) return;  // the launcher sums block_sums with one more block
+    if (finish == Finish::Pdl) return;      // the same; only the second launch differs
 
     // Last block: every block counts itself done; the one that counts last sums the
     // partials. Thread 0 wrote this block's partial and thread 0 increments the count, so
@@ -202,13 +211,14 @@ constexpr Variant kVec = {
     },
     .always_labelled = true,
 };
-constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block"};  // in the order of enum Finish
+constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl"};  // in the order of enum Finish
 constexpr Variant kFinish = {
     .name = "finish",
     .value_name = "F",
     .choices = kFinishChoices,
-    .help = "two-pass | atomic | last-block (default: atomic for int,\n"
-            "last-block for float and double: the fastest that gives the same bits every run)",
+    .help = "two-pass | atomic | last-block | pdl (default: atomic for int,\n"
+            "last-block for float and double: the fastest that gives the same bits every run;\n"
+            "pdl: two-pass with Programmatic Dependent Launch, compute capability 9.0 and newer)",
     // The fastest finish that gives the same bits on every run. Integer addition is
     // associative, so atomics are deterministic for int; for float and double the order of
     // the atomic adds varies from run to run, and so would the rounding.
@@ -283,6 +293,7 @@ void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, con
             constexpr int VEC = decltype(vec)::value;
             dispatch_loads_in_flight<BLOCK, VEC, T>(loads, [&](auto loads_in_flight) {
                 const auto kernel = single_pass_kernel<BLOCK, VEC, T>(loads_in_flight);
+                if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
                 // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
                 const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
                     ceil_div(n, std::size_t(VEC) * loads * BLOCK), resident_blocks(kernel, BLOCK, 0)));
@@ -292,6 +303,10 @@ void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, con
                 if (finish == Finish::TwoPass && blocks > 1) {
                     kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, finish);
                     CUDA_CHECK_LAUNCH();
+                }
+                if (finish == Finish::Pdl && blocks > 1) {  // the same second pass, launched early
+                    launch_programmatic_dependent(kernel, 1, BLOCK, stream, block_sums, blocks, block_sums, out,
+                                                  blocks_done, finish);
                 }
             });
         });

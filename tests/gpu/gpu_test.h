@@ -20,6 +20,10 @@ const std::string& gpu_unavailable_reason();
         if (!gpu_unavailable_reason().empty()) GTEST_SKIP() << gpu_unavailable_reason(); \
     } while (0)
 
+// Empty when this GPU has Programmatic Dependent Launch (compute capability 9.0 and newer),
+// else why not (reduce7's --finish pdl).
+const std::string& pdl_unavailable_reason();
+
 // The sizes every stage is tested at: around warp and block edges, an odd size past a
 // pass boundary (65537), and sizes that need two and three passes.
 const std::vector<std::size_t>& test_sizes();
@@ -37,7 +41,8 @@ TestInput<T> test_input(std::size_t n, std::size_t offset = 0);
 // Runs the stage's launcher twice on the same workspace (the second run checks that the
 // launcher leaves its workspace ready for the next, as reduce7's counter must) and
 // returns the check of each run.
+// `stream`: the default stream unless given (reduce7's PDL path is tested in a stream of its own).
 template <typename T>
 std::vector<SumCheck> run_stage_twice(const Stage& stage, const RunConfig& config, const TestInput<T>& input,
-                                      std::size_t n);
+                                      std::size_t n, cudaStream_t stream = nullptr);
 

@@ -1,0 +1,52 @@
+// The fixed costs of a reduction (docs/11-fixed-costs.md), measured as the harness measures
+// the stages: warm-ups, many timed runs, the L2 flushed before each, every result checked.
+//
+//  - The launch floor: one launch of a kernel that reads nothing (one thread stores the
+//    sum it is handed). No reduction launched this way can take less time.
+//  - The read floor: one launch that reads all n values, 16 bytes per load, and leaves one
+//    partial sum per thread for the host to add (no combining on the GPU). What a
+//    reduction costs beyond it is its combining and its finish.
+//  - Batches: K reductions (or K launch floors) one after another, submitted as K launches
+//    into a stream or replayed as one captured CUDA Graph (cuda_graph.h), per reduction.
+#pragma once
+
+#include <string_view>
+
+#include "benchmark.h"
+
+// How a batch reaches the GPU.
+enum class Submission { Stream, Graph };
+std::string_view submission_name(Submission how);  // "stream", "graph"
+
+// The launch floor's kernel name, as its records carry it.
+inline constexpr std::string_view kLaunchFloorKernel = "store_given_sum";
+
+template <typename T>
+Record bench_launch_floor(const DeviceInput<T>& input, BenchContext& context);
+template <typename T>
+Record bench_read_floor(const DeviceInput<T>& input, BenchContext& context);
+
+// The inputs of a batch: copies of one input, as many as it takes for none to be still in
+// L2 when its turn comes (more than twice L2 in all, or one per reduction), so that every
+// reduction of a batch reads DRAM, as the single runs do after the flush.
+template <typename T>
+struct BatchInputs {
+    const DeviceInput<T>* input = nullptr;
+    int size = 0;             // K: reductions per batch
+    std::size_t copies = 0;   // distinct input arrays, used in turn
+    DeviceBuffer<T> values;   // copies x n values
+    const T* of(int k) const { return values.get() + (static_cast<std::size_t>(k) % copies) * input->n; }
+};
+template <typename T>
+BatchInputs<T> make_batch_inputs(const DeviceInput<T>& input, int size, std::size_t l2_bytes, cudaStream_t stream);
+// What make_batch_inputs allocates, for the memory plan.
+std::size_t batch_copies(std::size_t input_bytes, int size, std::size_t l2_bytes);
+
+// K reductions by the stage, each into its own result, each checked. The record's times
+// are the whole batch's; its bytes are K x n x sizeof(T), so its GB/s is the batch's.
+template <typename T>
+Record bench_stage_batch(const Stage& stage, const RunConfig& config, const BatchInputs<T>& batch, Submission how,
+                         BenchContext& context);
+// K launch floors, the same way.
+template <typename T>
+Record bench_floor_batch(const BatchInputs<T>& batch, Submission how, BenchContext& context);

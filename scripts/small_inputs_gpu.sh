@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The measurements of docs/11-fixed-costs.md, in one batch on a GPU machine (about 8
+# minutes on an H100): builds, measures, runs the new GPU tests, takes a small Nsight
+# Systems timeline, and writes
+#   docs/results/small_inputs.csv           every row: floors, stages, CUB (the toolkit's and
+#                                           the wheel's), batches in a stream and in a graph,
+#                                           reduce7's finishes (pdl, last-block, ...); int and float
+#   docs/results/small_inputs_tests.txt     the graph and PDL tests
+#   docs/results/small_inputs_timeline.txt  nsys: reduce7's kernels with --finish two-pass and
+#                                           pdl, each kernel's start, duration and the gap before it
+#
+#   PROGRESS=/tmp/progress scripts/small_inputs_gpu.sh
+#
+# Needs .cccl35/ (the unpacked nvidia-cuda-cccl wheel, scripts/cccl_wheel_build.sh) for the
+# newest CUB's rows; without it those rows are left out and the CSV says so.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+progress=${PROGRESS:-/dev/null}
+say() { echo "[$(date +%T)] $*" | tee -a "$progress"; }
+results=docs/results
+csv=$results/small_inputs.csv
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+
+say "build: toolkit CCCL (build/small) and the wheel's CCCL (build/cccl), sm_$arch, side by side"
+cmake -S . -B build/small -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
+with_wheel=no
+if [[ -d .cccl35 ]]; then
+    with_wheel=yes
+    CUDAARCHS=$arch BUILD_DIR=build/cccl scripts/cccl_wheel_build.sh small_inputs >build/cccl_build.log 2>&1 &
+    wheel_build=$!
+fi
+cmake --build build/small --target small_inputs gpu_tests >build/small_build.log 2>&1 || { tail -30 build/small_build.log; exit 3; }
+if [[ $with_wheel == yes ]]; then wait $wheel_build || { tail -30 build/cccl_build.log; exit 3; }; fi
+
+# Each run's CSV, its header dropped after the first, behind a first column naming the run.
+commands=()
+first=yes
+: >"$csv.tmp"
+measure() {  # SOURCE EXE ARGS...
+    local source=$1 exe=$2; shift 2
+    say "measure: $source: $(basename "$exe") $*"
+    commands+=("$source: $exe $*")
+    "$exe" "$@" --csv | awk -v source="$source" -v first=$first \
+        'NR == 1 { if (first == "yes") print "source," $0; next } { print source "," $0 }' >>"$csv.tmp"
+    first=no
+}
+small=build/small/bin/small_inputs
+wheel=build/cccl/bin/small_inputs
+common=(--iters 30 --warmup 3)
+for type in int float; do
+    measure toolkit "$small" --type "$type" --sweep 2^10:2^26 --batch 32 "${common[@]}"
+    measure toolkit-reduce7-variants "$small" --type "$type" --stages reduce7 --variants --sweep 2^10:2^26 --batch 32 "${common[@]}"
+    measure toolkit-plateau "$small" --type "$type" --stages reduce7 --variants --sweep 2^28:2^30 --iters 20 --warmup 2
+    if [[ $with_wheel == yes ]]; then
+        measure wheel "$wheel" --type "$type" --stages reduce7 --variants --sweep 2^10:2^26 "${common[@]}"
+        measure wheel-plateau "$wheel" --type "$type" --stages reduce7 --variants --sweep 2^28:2^30 --iters 20 --warmup 2
+    fi
+done
+{
+    cat "$csv.tmp"
+    echo "# commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)')"
+    echo "# GPU: $gpu (sm_$arch); $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1) driver"
+    echo "# date: $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "# CUB: toolkit rows from build/small ($(grep -m1 'CUB_VERSION [0-9]' "$(dirname "$(command -v nvcc)")/../include/cccl/cub/version.cuh" 2>/dev/null || echo 'toolkit CCCL')); wheel rows from build/cccl (.cccl35: $with_wheel)"
+    for c in "${commands[@]}"; do echo "# command: $c --csv"; done
+} >"$csv"
+rm -f "$csv.tmp"
+say "wrote $csv ($(grep -vc '^#' "$csv") lines)"
+
+say "tests: every stage captured in a graph, reduce7 --finish pdl"
+build/small/bin/gpu_tests --gtest_filter='Graphs/*:Pdl/*:Reduce7Aligned/*pdl*' --gtest_brief=1 \
+    >$results/small_inputs_tests.txt 2>&1 && tests=passed || tests=FAILED
+tail -3 $results/small_inputs_tests.txt | tee -a "$progress"
+
+timeline=$results/small_inputs_timeline.txt
+nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems*/bin/nsys /usr/local/cuda/bin/nsys 2>/dev/null | head -1 || true)
+if [[ -n $nsys ]]; then
+    say "nsys: reduce7 at n = 2^20 int, --finish two-pass vs pdl, 8 reductions in a stream and in a graph"
+    {
+        echo "# $("$nsys" --version 2>&1 | head -1); GPU: $gpu; commit $(git rev-parse --short HEAD)"
+        echo "# gap_ns: from the end of the kernel before to this kernel's start (negative: they overlap)"
+        for finish in two-pass pdl; do
+            "$nsys" profile --trace=cuda,nvtx --force-overwrite=true --output build/timeline_$finish \
+                "$small" --stages reduce7 --type int --n 2^20 --finish $finish --batch 8 --iters 3 --warmup 1 >/dev/null
+            echo "## --finish $finish: $small --stages reduce7 --type int --n 2^20 --finish $finish --batch 8 --iters 3 --warmup 1"
+            "$nsys" stats --force-export=true --report cuda_gpu_trace --format csv build/timeline_$finish.nsys-rep 2>/dev/null |
+                awk -F'","|^"|"$' '
+                    /Start \(ns\)/ { for (i = 1; i <= NF; ++i) { if ($i ~ /^Start/) s = i; if ($i ~ /^Duration/) d = i; if ($i == "Name") k = i }
+                                     print "start_ns,duration_ns,gap_ns,kernel"; next }
+                    s && $k ~ /shuffle_vector_single_pass/ { gap = prev ? $s - prev : 0; prev = $s + $d
+                                     print $s "," $d "," gap "," $k }' | tail -40
+        done
+    } >"$timeline"
+    say "wrote $timeline"
+else
+    echo "# nsys not found on $gpu: no timeline" >"$timeline"
+    say "nsys not found: no timeline"
+fi
+say "done: tests $tests"
+[[ $tests == passed ]]

@@ -677,10 +677,10 @@ using timing_model::median;
 //
 // A request's time is its reductions' plus a fixed cost that is no reduction's: the
 // socket's round trip, the worker waking up, the GPU switching from this process's context
-// to the worker's, the copy of the sums back. On the H100 it is 0.23-0.32 ms (judge_timing.csv),
-// about a sixth of a 16-reduction request, and left in, it pulls every ratio towards 1. So the
-// instructor's two workers also answer small requests (kSmall inputs), and the fixed cost
-// follows from the two sizes: T(B) = fixed + B * t gives fixed = (L*T(S) - S*T(L)) / (L - S).
+// to the worker's, the copy of the sums back. On the H100 it is 0.21-0.28 ms (judge_timing.csv),
+// about a sixth of a 16-reduction request, and left in, it pulls every ratio towards 1. So
+// every worker also answers small requests (kSmall inputs), and the fixed cost follows, on
+// the instructor's two workers only, from the two sizes: T(B) = fixed + B * t gives fixed = (L*T(S) - S*T(L)) / (L - S).
 // It is measured on trusted workers only (the submission's code cannot move it) and
 // subtracted from every program's large requests; the large requests time the whole batch,
 // so work moved from one reduction of a request to another gains nothing.

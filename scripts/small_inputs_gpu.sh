@@ -74,7 +74,9 @@ build/small/bin/gpu_tests --gtest_filter='Graphs/*:Pdl/*:Reduce7Aligned/*pdl*' -
 tail -3 $results/small_inputs_tests.txt | tee -a "$progress"
 
 timeline=$results/small_inputs_timeline.txt
-nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems*/bin/nsys /usr/local/cuda/bin/nsys 2>/dev/null | head -1 || true)
+# Nsight Systems' CLI, or the one Nsight Compute carries (the lent H100s have only that one).
+nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems*/bin/nsys /usr/local/cuda/bin/nsys \
+           /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1 || true)
 if [[ -n $nsys ]]; then
     say "nsys: reduce7 at n = 2^20 int, --finish two-pass vs pdl, 8 reductions in a stream and in a graph"
     {

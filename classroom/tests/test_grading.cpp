@@ -63,7 +63,8 @@ std::string kernel_name(const std::string& kernel_cu, int stage) {
 // A file that includes a header of its own folder, with the header pasted in: a submission
 // is its kernel.cu alone.
 std::string inline_local_includes(std::string text, const fs::path& folder) {
-    static const std::regex local(R"re(#include "([\w.]+)"\n)re");
+    // The line may end in a comment (`#include "shared_running_sum.cuh"  // --running-sum shared`).
+    static const std::regex local(R"re(#include "([\w.]+)"[^\n]*\n)re");
     std::smatch m;
     std::string out;
     while (std::regex_search(text, m, local)) {

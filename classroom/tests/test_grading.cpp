@@ -141,7 +141,7 @@ protected:
 // The reference with `extra` put in before its Stage record: a fixture that does the work
 // and something more.
 std::string before_stage(const std::string& kernel, int stage, const std::string& extra) {
-    const std::string record = "const Stage " + stage_name(stage) + "_stage = {";
+    const std::string record = "extern const Stage " + stage_name(stage) + "_stage = {";  // the whole line's start
     const std::string changed = replace_all(kernel, record, extra + "\n" + record);
     if (changed == kernel) throw std::runtime_error("no Stage record in " + stage_name(stage));
     return changed;

@@ -18,6 +18,13 @@ __global__ void store_given_sum(T* out, T sum) {
     *out = sum;
 }
 
+// What the launch floor stores: the input's expected sum, so that its result passes the
+// same check as a reduction's.
+template <typename T>
+T given_sum(const DeviceInput<T>& input) {
+    return static_cast<T>(input.expected.data == InputData::Integers ? input.expected.exact : input.expected.reference);
+}
+
 // The read floor: every thread adds up its share of the input, 16 bytes per load, and
 // stores its own partial; nothing is combined on the GPU.
 constexpr unsigned kReadBlock = 256;
@@ -103,8 +110,7 @@ template <typename T>
 Record bench_launch_floor(const DeviceInput<T>& input, BenchContext& context) {
     Record r = new_record("floor", std::string(kLaunchFloorKernel), "launch: 1 thread, no reads", input, 0, 1, context);
     DeviceBuffer<T> result(1);
-    const T sum = static_cast<T>(input.expected.data == InputData::Integers ? input.expected.exact
-                                                                             : input.expected.reference);
+    const T sum = given_sum(input);
     const TimedRuns runs = time_runs(
         label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
         [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
@@ -187,8 +193,7 @@ template <typename T>
 Record bench_floor_batch(const BatchInputs<T>& batch, Submission how, BenchContext& context) {
     const DeviceInput<T>& input = *batch.input;
     Record r = new_record("floor", std::string(kLaunchFloorKernel), "launch, " + batch_label(batch.size, how), input, 0, 1, context);
-    const T sum = static_cast<T>(input.expected.data == InputData::Integers ? input.expected.exact
-                                                                             : input.expected.reference);
+    const T sum = given_sum(input);
     return time_batch(r, batch, how, context, [&](const T*, T* out) {
         store_given_sum<<<1, 1, 0, context.stream>>>(out, sum);
         CUDA_CHECK_LAUNCH();

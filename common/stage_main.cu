@@ -47,16 +47,7 @@ std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& pro
     for (const Stage* stage : program.stages) {
         const bool only_baseline = stage == &reduce0_stage && program.stages.size() > 1;
         if (!options.baseline && only_baseline) continue;
-        if (!options.variants) {
-            kernels.emplace_back(stage, run_config(options));
-            continue;
-        }
-        // Every labelled variant the stage declares (variant.h), on top of the command line's choices.
-        RunConfig config = run_config(options);
-        for (VariantChoices& choices : variant_runs(stage->variants, options.variant_choices, options.type)) {
-            config.variants = std::move(choices);
-            kernels.emplace_back(stage, config);
-        }
+        for (RunConfig& config : stage_configs(*stage, options)) kernels.emplace_back(stage, std::move(config));
     }
     return kernels;
 }
@@ -159,6 +150,18 @@ OperatorProgram& operator_program() {
     return program;
 }
 }  // namespace
+
+std::vector<RunConfig> stage_configs(const Stage& stage, const Options& options) {
+    if (!options.variants) return {run_config(options)};
+    // Every labelled variant the stage declares (variant.h), on top of the command line's choices.
+    std::vector<RunConfig> configs;
+    RunConfig config = run_config(options);
+    for (VariantChoices& choices : variant_runs(stage.variants, options.variant_choices, options.type)) {
+        config.variants = std::move(choices);
+        configs.push_back(config);
+    }
+    return configs;
+}
 
 std::vector<std::size_t> run_sizes(const Options& options) {
     std::vector<std::size_t> sizes;

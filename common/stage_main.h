@@ -25,6 +25,10 @@ struct Program {
 // Exit status: 0 every result exact, 1 a result failed, 2 usage error, 3 CUDA/runtime error.
 int run_program(int argc, char** argv, const Program& program);
 
+// The configurations one stage is timed with: the command line's, or with --variants one
+// per combination of the labelled variants the stage declares.
+std::vector<RunConfig> stage_configs(const Stage& stage, const Options& options);
+
 // The sizes a run times: every 2^K of --sweep, or --n.
 std::vector<std::size_t> run_sizes(const Options& options);
 

@@ -140,15 +140,7 @@ void print_rows(std::ostream& out, const std::vector<Row>& rows) {
 std::vector<std::pair<const Stage*, RunConfig>> stage_runs(const SmallOptions& small, const Options& options) {
     std::vector<std::pair<const Stage*, RunConfig>> runs;
     for (const Stage* stage : small.stages) {
-        RunConfig config = run_config(options);
-        if (!options.variants) {
-            runs.emplace_back(stage, config);
-            continue;
-        }
-        for (VariantChoices& choices : variant_runs(stage->variants, options.variant_choices, options.type)) {
-            config.variants = std::move(choices);
-            runs.emplace_back(stage, config);
-        }
+        for (RunConfig& config : stage_configs(*stage, options)) runs.emplace_back(stage, std::move(config));
     }
     return runs;
 }

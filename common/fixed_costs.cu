@@ -55,6 +55,16 @@ unsigned read_floor_blocks(std::size_t n) {
     return static_cast<unsigned>(std::min<std::size_t>(wanted, resident_blocks(read_only<T>, kReadBlock, 0)));
 }
 
+// What the host makes of a launch's outputs: their sum, in order. One output (a
+// reduction's result, a launch floor's) comes back as it is.
+template <typename T>
+T host_sum(const T* outputs, std::size_t count) {
+    if (count == 1) return outputs[0];
+    T sum = T(0);
+    for (std::size_t i = 0; i < count; ++i) sum += outputs[i];
+    return sum;
+}
+
 // The first failed check of these, or the first check when all passed.
 SumCheck first_failure(const std::vector<SumCheck>& checks) {
     for (const SumCheck& check : checks) {
@@ -63,22 +73,25 @@ SumCheck first_failure(const std::vector<SumCheck>& checks) {
     return checks.front();
 }
 
-// Times K calls of enqueue(input, result) as one batch: K launches into the stream, or
-// one replay of the same K captured into a graph. Each writes its own result; all are
-// poisoned before and checked after every run.
+// Times K calls of enqueue(input, outputs) as one batch: K launches into the stream, or
+// one replay of the same K captured into a graph. Each call writes its own
+// `outputs_per_reduction` values (1 for a reduction, one per thread for the read floor),
+// which the host adds after the timed region; all are poisoned before and checked after
+// every run.
 template <typename T, typename Enqueue>
-Record time_batch(Record r, const BatchInputs<T>& batch, Submission how, BenchContext& context, Enqueue&& enqueue) {
+Record time_batch(Record r, const BatchInputs<T>& batch, Submission how, std::size_t outputs_per_reduction,
+                  BenchContext& context, Enqueue&& enqueue) {
     const DeviceInput<T>& input = *batch.input;
-    DeviceBuffer<T> results(static_cast<std::size_t>(batch.size));
+    DeviceBuffer<T> outputs(static_cast<std::size_t>(batch.size) * outputs_per_reduction);
     const auto enqueue_all = [&] {
-        for (int k = 0; k < batch.size; ++k) enqueue(batch.of(k), results.get() + k);
+        for (int k = 0; k < batch.size; ++k) enqueue(batch.of(k), outputs.get() + k * outputs_per_reduction);
     };
     std::unique_ptr<CudaGraph> graph;
     if (how == Submission::Graph) graph = std::make_unique<CudaGraph>(context.stream, enqueue_all);
-    std::vector<T> got(results.size());
+    std::vector<T> got(outputs.size());
     const TimedRuns runs = time_runs(
         label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
-        [&] { CUDA_CHECK(cudaMemsetAsync(results.get(), kPoisonByte, results.bytes(), context.stream)); },
+        [&] { CUDA_CHECK(cudaMemsetAsync(outputs.get(), kPoisonByte, outputs.bytes(), context.stream)); },
         [&] {
             if (graph) {
                 graph->launch(context.stream);
@@ -87,11 +100,13 @@ Record time_batch(Record r, const BatchInputs<T>& batch, Submission how, BenchCo
             }
         },
         [&] {
-            CUDA_CHECK(cudaMemcpyAsync(got.data(), results.get(), results.bytes(), cudaMemcpyDeviceToHost,
+            CUDA_CHECK(cudaMemcpyAsync(got.data(), outputs.get(), outputs.bytes(), cudaMemcpyDeviceToHost,
                                        context.stream));
             CUDA_CHECK(cudaStreamSynchronize(context.stream));
             std::vector<SumCheck> checks;
-            for (const T& value : got) checks.push_back(check_sum(value, input.expected));
+            for (std::size_t k = 0; k < got.size(); k += outputs_per_reduction) {
+                checks.push_back(check_sum(host_sum(got.data() + k, outputs_per_reduction), input.expected));
+            }
             return first_failure(checks);
         });
     finish_record(r, runs, input);
@@ -106,21 +121,38 @@ std::string batch_label(int size, Submission how) {
 
 std::string_view submission_name(Submission how) { return how == Submission::Graph ? "graph" : "stream"; }
 
+// One launch floor per timed run; with `query_first`, preceded in the timed region by the
+// three queries a launcher makes to size a one-wave grid (stage.h), asked afresh: host work
+// between the start event and the launch, which the GPU waits through.
 template <typename T>
-Record bench_launch_floor(const DeviceInput<T>& input, BenchContext& context) {
-    Record r = new_record("floor", std::string(kLaunchFloorKernel), "launch: 1 thread, no reads", input, 0, 1, context);
+Record time_launch_floor(Record r, const DeviceInput<T>& input, bool query_first, BenchContext& context) {
     DeviceBuffer<T> result(1);
     const T sum = given_sum(input);
     const TimedRuns runs = time_runs(
         label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
         [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
         [&] {
+            if (query_first) (void)query_resident_blocks(read_only<T>, kReadBlock, 0);
             store_given_sum<<<1, 1, 0, context.stream>>>(result.get(), sum);
             CUDA_CHECK_LAUNCH();
         },
         [&] { return read_and_check(result.get(), input.expected, context.stream); });
     finish_record(r, runs, input);
     return r;
+}
+
+template <typename T>
+Record bench_launch_floor(const DeviceInput<T>& input, BenchContext& context) {
+    return time_launch_floor(
+        new_record("floor", std::string(kLaunchFloorKernel), "launch: 1 thread, no reads", input, 0, 1, context), input,
+        false, context);
+}
+
+template <typename T>
+Record bench_launch_after_query(const DeviceInput<T>& input, BenchContext& context) {
+    return time_launch_floor(
+        new_record("floor", std::string(kLaunchFloorKernel), std::string(kAfterQueryVariant), input, 0, 1, context),
+        input, true, context);
 }
 
 template <typename T>
@@ -143,9 +175,7 @@ Record bench_read_floor(const DeviceInput<T>& input, BenchContext& context) {
             CUDA_CHECK(cudaMemcpyAsync(got.data(), partials.get(), partials.bytes(), cudaMemcpyDeviceToHost,
                                        context.stream));
             CUDA_CHECK(cudaStreamSynchronize(context.stream));
-            T sum = T(0);
-            for (const T& partial : got) sum += partial;
-            return check_sum(sum, input.expected);
+            return check_sum(host_sum(got.data(), got.size()), input.expected);
         });
     finish_record(r, runs, input);
     return r;
@@ -184,7 +214,7 @@ Record bench_stage_batch(const Stage& stage, const RunConfig& config, const Batc
     if (workspace.bytes()) CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), context.stream));
     CUDA_CHECK(cudaStreamSynchronize(context.stream));  // a capture may not follow unfinished work it depends on
     const SumFn<T> sum = stage.sum<T>();
-    return time_batch(r, batch, how, context, [&](const T* in, T* out) {
+    return time_batch(r, batch, how, 1, context, [&](const T* in, T* out) {
         sum(in, input.n, out, workspace.get(), config, context.stream);
     });
 }
@@ -194,8 +224,20 @@ Record bench_floor_batch(const BatchInputs<T>& batch, Submission how, BenchConte
     const DeviceInput<T>& input = *batch.input;
     Record r = new_record("floor", std::string(kLaunchFloorKernel), "launch, " + batch_label(batch.size, how), input, 0, 1, context);
     const T sum = given_sum(input);
-    return time_batch(r, batch, how, context, [&](const T*, T* out) {
+    return time_batch(r, batch, how, 1, context, [&](const T*, T* out) {
         store_given_sum<<<1, 1, 0, context.stream>>>(out, sum);
+        CUDA_CHECK_LAUNCH();
+    });
+}
+
+template <typename T>
+Record bench_read_floor_batch(const BatchInputs<T>& batch, Submission how, BenchContext& context) {
+    const DeviceInput<T>& input = *batch.input;
+    Record r = new_record("floor", "read_only", "read, " + batch_label(batch.size, how), input,
+                          batch.size * input.n * sizeof(T), kReadBlock, context);
+    const unsigned blocks = read_floor_blocks<T>(input.n);
+    return time_batch(r, batch, how, std::size_t(blocks) * kReadBlock, context, [&](const T* in, T* partials) {
+        read_only<<<blocks, kReadBlock, 0, context.stream>>>(in, input.n, partials);
         CUDA_CHECK_LAUNCH();
     });
 }
@@ -203,6 +245,8 @@ Record bench_floor_batch(const BatchInputs<T>& batch, Submission how, BenchConte
 #define INSTANTIATE(T)                                                                                          \
     template Record bench_launch_floor<T>(const DeviceInput<T>&, BenchContext&);                                \
     template Record bench_read_floor<T>(const DeviceInput<T>&, BenchContext&);                                  \
+    template Record bench_launch_after_query<T>(const DeviceInput<T>&, BenchContext&);                          \
+    template Record bench_read_floor_batch<T>(const BatchInputs<T>&, Submission, BenchContext&);                \
     template BatchInputs<T> make_batch_inputs<T>(const DeviceInput<T>&, int, std::size_t, cudaStream_t);        \
     template Record bench_stage_batch<T>(const Stage&, const RunConfig&, const BatchInputs<T>&, Submission,     \
                                          BenchContext&);                                                        \

@@ -3,6 +3,9 @@
 //
 //  - The launch floor: one launch of a kernel that reads nothing (one thread stores the
 //    sum it is handed). No reduction launched this way can take less time.
+//  - The launch floor after an occupancy query: the same launch, preceded in the timed
+//    region by the queries a launcher makes to size a one-wave grid, asked afresh. What it
+//    adds to the floor is what asking on every call would cost a reduction.
 //  - The read floor: one launch that reads all n values, 16 bytes per load, and leaves one
 //    partial sum per thread for the host to add (no combining on the GPU). What a
 //    reduction costs beyond it is its combining and its finish.
@@ -18,11 +21,15 @@
 enum class Submission { Stream, Graph };
 std::string_view submission_name(Submission how);  // "stream", "graph"
 
-// The launch floor's kernel name, as its records carry it.
+// The launch floor's kernel name, as its records carry it, and the variant label of the
+// launch floor after an occupancy query.
 inline constexpr std::string_view kLaunchFloorKernel = "store_given_sum";
+inline constexpr std::string_view kAfterQueryVariant = "launch after an occupancy query";
 
 template <typename T>
 Record bench_launch_floor(const DeviceInput<T>& input, BenchContext& context);
+template <typename T>
+Record bench_launch_after_query(const DeviceInput<T>& input, BenchContext& context);
 template <typename T>
 Record bench_read_floor(const DeviceInput<T>& input, BenchContext& context);
 
@@ -50,3 +57,6 @@ Record bench_stage_batch(const Stage& stage, const RunConfig& config, const Batc
 // K launch floors, the same way.
 template <typename T>
 Record bench_floor_batch(const BatchInputs<T>& batch, Submission how, BenchContext& context);
+// K read floors, the same way; the host adds each one's partials after the timed region.
+template <typename T>
+Record bench_read_floor_batch(const BatchInputs<T>& batch, Submission how, BenchContext& context);

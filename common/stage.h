@@ -9,8 +9,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <compare>
 #include <cstddef>
 #include <cstdio>
+#include <map>
+#include <mutex>
 #include <set>
 #include <span>
 #include <stdexcept>
@@ -182,13 +185,38 @@ void dispatch_block_size(unsigned block, F&& f) {
     }
 }
 
-// How many blocks of `kernel` fit on the whole GPU at once: SMs x blocks per SM, the
-// largest grid that runs in a single wave (reduce6, reduce7).
+// resident_blocks without the memory: three runtime queries, asked every time.
 template <typename Kernel>
-unsigned resident_blocks(Kernel kernel, unsigned block, std::size_t shared_bytes) {
+unsigned query_resident_blocks(Kernel kernel, unsigned block, std::size_t shared_bytes) {
     int device = 0, sms = 0, per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, static_cast<int>(block), shared_bytes));
     return static_cast<unsigned>(std::max(1, sms * per_sm));
+}
+
+// How many blocks of `kernel` fit on the whole GPU at once: SMs x blocks per SM, the
+// largest grid that runs in a single wave (reduce6, reduce7).
+//
+// Asked once per kernel, block size and device, then remembered. The launcher runs inside
+// the timed region, and the GPU waits through any host work between the start event and the
+// launch: asked on every call, the occupancy query would add its host time to every
+// reduction (docs/11-fixed-costs.md measures how much: the "after an occupancy query" floor).
+template <typename Kernel>
+unsigned resident_blocks(Kernel kernel, unsigned block, std::size_t shared_bytes) {
+    struct Key {
+        const void* kernel;
+        unsigned block;
+        std::size_t shared_bytes;
+        int device;
+        auto operator<=>(const Key&) const = default;
+    };
+    static std::mutex mutex;  // launchers may be called from more than one host thread
+    static std::map<Key, unsigned> known;
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    const Key key{reinterpret_cast<const void*>(kernel), block, shared_bytes, device};
+    const std::lock_guard lock(mutex);
+    if (const auto found = known.find(key); found != known.end()) return found->second;
+    return known[key] = query_resident_blocks(kernel, block, shared_bytes);
 }

@@ -14,6 +14,7 @@
 
 #include <cuda_runtime.h>
 
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -43,10 +44,12 @@ __device__ inline void wait_for_previous_grid() {
 // four runtime queries there would add host time to every timed run.
 template <typename Kernel>
 void require_programmatic_launch(Kernel kernel, const char* who) {
+    static std::mutex mutex;  // launchers may be called from more than one host thread
     static std::set<std::pair<int, const void*>> supported;
     int device = 0, major = 0, minor = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     const std::pair<int, const void*> key{device, reinterpret_cast<const void*>(kernel)};
+    const std::lock_guard lock(mutex);
     if (supported.count(key)) return;
     CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));

@@ -1,11 +1,12 @@
 // small_inputs: what a reduction costs beyond its bytes (docs/11-fixed-costs.md).
 //
 // At each n, in one run, on one input: the launch floor (one launch that reads nothing),
-// the read floor (one launch that reads the n values and combines nothing), every stage,
+// the same launch after an occupancy query (what asking on every call would cost), the
+// read floor (one launch that reads the n values and combines nothing), every stage,
 // and CUB; each time also as a multiple of the ideal, launch floor + bytes / peak. With
 // --batch K, also K reductions one after another, as K launches into a stream and as one
 // replay of the same K captured in a CUDA Graph, per reduction, against the floor of K
-// empty launches submitted the same way.
+// empty launches submitted the same way; the read floor is batched the same way too.
 //
 //   build/release/bin/small_inputs --type int --sweep 2^10:2^24
 //   build/release/bin/small_inputs --stages reduce6,reduce7 --batch 32 --sweep 2^16:2^22 --csv
@@ -34,6 +35,7 @@ struct Row {
     Record record;
     int batch = 1;           // reductions per timed run
     std::string submitted;   // "single": one reduction per run; a batch's "stream" or "graph"
+    bool launch_floor = false;       // the launch floor itself: the yardstick of the rows submitted the same way
     std::optional<double> floor_ms;  // the launch floor submitted the same way, per launch
     std::optional<double> ideal_ms;  // floor + bytes per reduction / peak
     double per_reduction_ms() const { return record.median_ms / batch; }
@@ -88,7 +90,7 @@ double transfer_ms(std::size_t bytes, const Record& r) {
 void against_floors(std::vector<Row>& rows) {
     for (Row& row : rows) {
         for (const Row& floor : rows) {
-            if (floor.record.kernel == kLaunchFloorKernel && floor.submitted == row.submitted) {
+            if (floor.launch_floor && floor.submitted == row.submitted) {
                 row.floor_ms = floor.per_reduction_ms();
             }
         }
@@ -149,7 +151,8 @@ template <typename T>
 std::vector<Row> measure_at(const DeviceInput<T>& input, const std::vector<std::pair<const Stage*, RunConfig>>& runs,
                             int batch_size, BenchContext& context) {
     std::vector<Row> rows;
-    rows.emplace_back("floor", bench_launch_floor(input, context));
+    rows.emplace_back("floor", bench_launch_floor(input, context)).launch_floor = true;
+    rows.emplace_back("floor", bench_launch_after_query(input, context));
     rows.emplace_back("floor", bench_read_floor(input, context));
     for (const auto& [stage, config] : runs) rows.emplace_back("stage", bench_stage(*stage, config, input, context));
     rows.emplace_back("cub", bench_cub(input, context));
@@ -158,7 +161,8 @@ std::vector<Row> measure_at(const DeviceInput<T>& input, const std::vector<std::
         const BatchInputs<T> batch = make_batch_inputs(input, batch_size, context.device.l2_bytes, context.stream);
         for (Submission how : {Submission::Stream, Submission::Graph}) {
             const std::string submitted(submission_name(how));
-            rows.emplace_back("batch", bench_floor_batch(batch, how, context), batch_size, submitted);
+            rows.emplace_back("batch", bench_floor_batch(batch, how, context), batch_size, submitted).launch_floor = true;
+            rows.emplace_back("batch", bench_read_floor_batch(batch, how, context), batch_size, submitted);
             for (const auto& [stage, config] : runs) {
                 rows.emplace_back("batch", bench_stage_batch(*stage, config, batch, how, context), batch_size, submitted);
             }

@@ -6,10 +6,13 @@
 #                                           the wheel's), batches in a stream and in a graph,
 #                                           reduce7's finishes (pdl, last-block, ...); int and float
 #   docs/results/small_inputs_tests.txt     the graph and PDL tests
-#   docs/results/small_inputs_timeline.txt  nsys: reduce7's kernels with --finish two-pass and
-#                                           pdl, each kernel's start, duration and the gap before it
+#   docs/results/small_inputs_timeline.txt  nsys: reduce7 --finish two-pass and pdl, for each
+#                                           reduction when its second pass starts and ends
+#                                           relative to the end of its first
 #
 #   PROGRESS=/tmp/progress scripts/small_inputs_gpu.sh
+#
+# REDUCTION_COMMIT names the commit where the tree is not the checkout's HEAD.
 #
 # Needs .cccl35/ (the unpacked nvidia-cuda-cccl wheel, scripts/cccl_wheel_build.sh) for the
 # newest CUB's rows; without it those rows are left out and the CSV says so.
@@ -59,7 +62,7 @@ for type in int float; do
 done
 {
     cat "$csv.tmp"
-    echo "# commit: $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)')"
+    echo "# commit: ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)')}"
     echo "# GPU: $gpu (sm_$arch); $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1) driver"
     echo "# date: $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "# CUB: toolkit rows from build/small ($(grep -m1 'CUB_VERSION [0-9]' "$(dirname "$(command -v nvcc)")/../include/cccl/cub/version.cuh" 2>/dev/null || echo 'toolkit CCCL')); wheel rows from build/cccl (.cccl35: $with_wheel)"
@@ -78,20 +81,16 @@ timeline=$results/small_inputs_timeline.txt
 nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems*/bin/nsys /usr/local/cuda/bin/nsys \
            /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1 || true)
 if [[ -n $nsys ]]; then
-    say "nsys: reduce7 at n = 2^20 int, --finish two-pass vs pdl, 8 reductions in a stream and in a graph"
+    say "nsys: reduce7 at n = 2^20 int, --finish two-pass vs pdl, single reductions in a stream"
     {
-        echo "# $("$nsys" --version 2>&1 | head -1); GPU: $gpu; commit $(git rev-parse --short HEAD)"
-        echo "# gap_ns: from the end of the kernel before to this kernel's start (negative: they overlap)"
+        echo "# $("$nsys" --version 2>&1 | head -1); GPU: $gpu; commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD)}"
+        echo "# each row: one reduction's first pass and its one-block second pass (scripts/pass_gaps.py)"
         for finish in two-pass pdl; do
-            "$nsys" profile --trace=cuda,nvtx --force-overwrite=true --output build/timeline_$finish \
-                "$small" --stages reduce7 --type int --n 2^20 --finish $finish --batch 8 --iters 3 --warmup 1 >/dev/null
-            echo "## --finish $finish: $small --stages reduce7 --type int --n 2^20 --finish $finish --batch 8 --iters 3 --warmup 1"
+            args=(--stages reduce7 --type int --n 2^20 --finish $finish --iters 40 --warmup 2)
+            "$nsys" profile --trace=cuda --force-overwrite=true --output build/timeline_$finish "$small" "${args[@]}" >/dev/null
+            echo "## --finish $finish: $nsys profile --trace=cuda $small ${args[*]}"
             "$nsys" stats --force-export=true --report cuda_gpu_trace --format csv build/timeline_$finish.nsys-rep 2>/dev/null |
-                awk -F'","|^"|"$' '
-                    /Start \(ns\)/ { for (i = 1; i <= NF; ++i) { if ($i ~ /^Start/) s = i; if ($i ~ /^Duration/) d = i; if ($i == "Name") k = i }
-                                     print "start_ns,duration_ns,gap_ns,kernel"; next }
-                    s && $k ~ /shuffle_vector_single_pass/ { gap = prev ? $s - prev : 0; prev = $s + $d
-                                     print $s "," $d "," gap "," $k }' | tail -40
+                scripts/pass_gaps.py shuffle_vector_single_pass || echo "# pass_gaps.py: no pairs (above)"
         done
     } >"$timeline"
     say "wrote $timeline"

@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "benchmark.h"
+#include "fixed_costs.h"
 #include "gpu_test.h"
 #include "stages.h"
+#include "timing.h"
 
 namespace {
 
@@ -166,6 +168,47 @@ TEST_F(Harness, ZeroElementsSumToZero) {
     for (const Stage* stage : all_stages()) {
         const Record r = bench_stage(*stage, run_config(options), input, ctx);
         EXPECT_TRUE(r.verified) << stage->name << ": " << r.check;
+    }
+}
+
+// docs/11's floors and batches are checked like a stage: each verifies at sizes with a
+// partial vector and a partial block, and a stage that drops, repeats or skips an element
+// fails in a batch too, in a stream and in a graph. A stream of its own: a graph cannot be
+// captured from the legacy default stream.
+TEST_F(Harness, FixedCostFloorsAndBatchesVerify) {
+    CudaStream stream;
+    BenchContext ctx{*device, options, *flusher, stream};
+    for (std::size_t n : {std::size_t{1000}, (std::size_t{1} << 20) + 3}) {
+        const DeviceInput<float> input = make_device_input<float>(n, 5);
+        std::vector<Record> records = {bench_launch_floor(input, ctx), bench_launch_after_query(input, ctx),
+                                       bench_read_floor(input, ctx)};
+        const BatchInputs<float> batch = make_batch_inputs(input, 3, device->l2_bytes, stream);
+        for (Submission how : {Submission::Stream, Submission::Graph}) {
+            records.push_back(bench_floor_batch(batch, how, ctx));
+            records.push_back(bench_read_floor_batch(batch, how, ctx));
+            records.push_back(bench_stage_batch(*all_stages().back(), run_config(options), batch, how, ctx));
+        }
+        for (const Record& r : records) {
+            EXPECT_TRUE(r.verified) << r.kernel << " [" << r.variant << "] n=" << n << ": " << r.check;
+            EXPECT_EQ(r.failed_runs, 0) << r.kernel << " [" << r.variant << "] n=" << n;
+        }
+    }
+}
+
+TEST_F(Harness, EveryBrokenStageFailsInABatch) {
+    CudaStream stream;
+    BenchContext ctx{*device, options, *flusher, stream};
+    const Stage broken[] = {broken_stage("drop_last", drop_last_element<float>),
+                            broken_stage("count_first_twice", count_first_twice<float>),
+                            broken_stage("write_nothing", write_nothing<float>)};
+    const DeviceInput<float> input = make_device_input<float>((std::size_t{1} << 16) + 1, 9);
+    const BatchInputs<float> batch = make_batch_inputs(input, 2, device->l2_bytes, stream);
+    for (const Stage& stage : broken) {
+        for (Submission how : {Submission::Stream, Submission::Graph}) {
+            const Record r = bench_stage_batch(stage, run_config(options), batch, how, ctx);
+            EXPECT_FALSE(r.verified) << stage.name << " in a " << submission_name(how);
+            EXPECT_EQ(r.failed_runs, r.checked_runs) << stage.name << " in a " << submission_name(how);
+        }
     }
 }
 

@@ -186,15 +186,20 @@ std::size_t batch_copies(std::size_t input_bytes, int size, std::size_t l2_bytes
     return std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(size), to_evict));
 }
 
+std::size_t batch_stride(std::size_t n, std::size_t value_size) {
+    return ceil_div(n * value_size, kBatchCopyAlignment) * kBatchCopyAlignment / value_size;
+}
+
 template <typename T>
 BatchInputs<T> make_batch_inputs(const DeviceInput<T>& input, int size, std::size_t l2_bytes, cudaStream_t stream) {
     BatchInputs<T> batch;
     batch.input = &input;
     batch.size = size;
     batch.copies = batch_copies(input.n * sizeof(T), size, l2_bytes);
-    batch.values = DeviceBuffer<T>(batch.copies * input.n);
+    batch.stride = batch_stride(input.n, sizeof(T));
+    batch.values = DeviceBuffer<T>(batch.copies * batch.stride);
     for (std::size_t c = 0; c < batch.copies && input.n; ++c) {
-        CUDA_CHECK(cudaMemcpyAsync(batch.values.get() + c * input.n, input.values.get(), input.n * sizeof(T),
+        CUDA_CHECK(cudaMemcpyAsync(batch.values.get() + c * batch.stride, input.values.get(), input.n * sizeof(T),
                                    cudaMemcpyDeviceToDevice, stream));
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));

@@ -36,17 +36,23 @@ Record bench_read_floor(const DeviceInput<T>& input, BenchContext& context);
 // The inputs of a batch: copies of one input, as many as it takes for none to be still in
 // L2 when its turn comes (more than twice L2 in all, or one per reduction), so that every
 // reduction of a batch reads DRAM, as the single runs do after the flush.
+// Each copy starts on a 256-byte boundary, as a cudaMalloc'd input does: the 16-byte loads
+// of the read floor (and a stage's vector loads) see the alignment the single runs see.
+inline constexpr std::size_t kBatchCopyAlignment = 256;
 template <typename T>
 struct BatchInputs {
     const DeviceInput<T>* input = nullptr;
     int size = 0;             // K: reductions per batch
     std::size_t copies = 0;   // distinct input arrays, used in turn
-    DeviceBuffer<T> values;   // copies x n values
-    const T* of(int k) const { return values.get() + (static_cast<std::size_t>(k) % copies) * input->n; }
+    std::size_t stride = 0;   // values from one copy's start to the next's: n, rounded up to the alignment
+    DeviceBuffer<T> values;   // copies x stride values
+    const T* of(int k) const { return values.get() + (static_cast<std::size_t>(k) % copies) * stride; }
 };
+// Values from one copy's start to the next's, for n values of `value_size` bytes.
+std::size_t batch_stride(std::size_t n, std::size_t value_size);
 template <typename T>
 BatchInputs<T> make_batch_inputs(const DeviceInput<T>& input, int size, std::size_t l2_bytes, cudaStream_t stream);
-// What make_batch_inputs allocates, for the memory plan.
+// How many copies make_batch_inputs makes (it allocates copies x stride values).
 std::size_t batch_copies(std::size_t input_bytes, int size, std::size_t l2_bytes);
 
 // K reductions by the stage, each into its own result, each checked. The record's times

@@ -180,7 +180,8 @@ int run_typed(const SmallOptions& small, const Options& options) {
     const std::size_t largest = sizes.back();
     MemoryPlan plan = stage_memory_plan<T>(runs, largest, L2Flusher::bytes_for(device.l2_bytes));
     if (small.batch) {
-        plan.add("batch inputs", batch_copies(largest * sizeof(T), small.batch, device.l2_bytes) * largest * sizeof(T));
+        plan.add("batch inputs", batch_copies(largest * sizeof(T), small.batch, device.l2_bytes) *
+                                      batch_stride(largest, sizeof(T)) * sizeof(T));
     }
     require_device_memory(plan, "n = " + count_text(largest) + " " + std::string(type_name(options.type)) + " values");
 

@@ -163,9 +163,11 @@ std::string with_launcher(const std::string& kernel, int stage, const std::strin
     return before_stage(swapped, stage, replace_all(definition, "ORIGINAL", original));
 }
 
-// The stub with its launcher replaced by a call of another stage's (`other`: "reduce3").
+// The stub with its launcher replaced by a call of another stage's (`other`: "reduce3"),
+// declared as a student would declare it: it compiles, and only the link can refuse it.
 std::string borrowing(const std::string& stub, int stage, const std::string& other) {
     return with_launcher(stub, stage, "borrowed_sum",
+                         "extern const Stage " + other + "_stage;  // defined in " + other + "/kernel.cu\n"
                          "template <typename T>\n"
                          "void borrowed_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, cudaStream_t s) {\n"
                          "    " + other + "_stage.sum<T>()(in, n, out, w, c, s);\n}\n");

@@ -11,8 +11,13 @@
 #                                           relative to the end of its first
 #
 #   PROGRESS=/tmp/progress scripts/small_inputs_gpu.sh
+#   scripts/small_inputs_gpu.sh --timeline-only     # only the build and the timeline
 #
-# REDUCTION_COMMIT names the commit where the tree is not the checkout's HEAD.
+# REDUCTION_COMMIT names the commit where the tree is not the checkout's HEAD. Where
+# `nsys profile` leaves a .qdstrm it could not import (the Nsight Systems that Nsight Compute
+# carries on the lent H100s lacks libdw.so.1), its QdstrmImporter is run, with
+# NSYS_EXTRA_LIBS=DIR added to its library path (a folder holding libdw.so.1 and
+# libelf.so.1, e.g. Debian's libdw1 and libelf1 unpacked with dpkg -x).
 #
 # Needs .cccl35/ (the unpacked nvidia-cuda-cccl wheel, scripts/cccl_wheel_build.sh) for the
 # newest CUB's rows; without it those rows are left out and the CSV says so.
@@ -36,45 +41,51 @@ fi
 cmake --build build/small --target small_inputs gpu_tests >build/small_build.log 2>&1 || { tail -30 build/small_build.log; exit 3; }
 if [[ $with_wheel == yes ]]; then wait $wheel_build || { tail -30 build/cccl_build.log; exit 3; }; fi
 
-# Each run's CSV, its header dropped after the first, behind a first column naming the run.
-commands=()
-first=yes
-: >"$csv.tmp"
-measure() {  # SOURCE EXE ARGS...
-    local source=$1 exe=$2; shift 2
-    say "measure: $source: $(basename "$exe") $*"
-    commands+=("$source: $exe $*")
-    "$exe" "$@" --csv | awk -v source="$source" -v first=$first \
-        'NR == 1 { if (first == "yes") print "source," $0; next } { print source "," $0 }' >>"$csv.tmp"
-    first=no
-}
 small=build/small/bin/small_inputs
-wheel=build/cccl/bin/small_inputs
-common=(--iters 30 --warmup 3)
-for type in int float; do
-    measure toolkit "$small" --type "$type" --sweep 2^10:2^26 --batch 32 "${common[@]}"
-    measure toolkit-reduce7-variants "$small" --type "$type" --stages reduce7 --variants --sweep 2^10:2^26 --batch 32 "${common[@]}"
-    measure toolkit-plateau "$small" --type "$type" --stages reduce7 --variants --sweep 2^28:2^30 --iters 20 --warmup 2
-    if [[ $with_wheel == yes ]]; then
-        measure wheel "$wheel" --type "$type" --stages reduce7 --variants --sweep 2^10:2^26 "${common[@]}"
-        measure wheel-plateau "$wheel" --type "$type" --stages reduce7 --variants --sweep 2^28:2^30 --iters 20 --warmup 2
-    fi
-done
-{
-    cat "$csv.tmp"
-    echo "# commit: ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)')}"
-    echo "# GPU: $gpu (sm_$arch); $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1) driver"
-    echo "# date: $(date -u +%Y-%m-%dT%H:%MZ)"
-    echo "# CUB: toolkit rows from build/small ($(grep -m1 'CUB_VERSION [0-9]' "$(dirname "$(command -v nvcc)")/../include/cccl/cub/version.cuh" 2>/dev/null || echo 'toolkit CCCL')); wheel rows from build/cccl (.cccl35: $with_wheel)"
-    for c in "${commands[@]}"; do echo "# command: $c --csv"; done
-} >"$csv"
-rm -f "$csv.tmp"
-say "wrote $csv ($(grep -vc '^#' "$csv") lines)"
+timeline_only=no
+[[ ${1:-} == --timeline-only ]] && timeline_only=yes
+if [[ $timeline_only == no ]]; then
+    # Each run's CSV, its header dropped after the first, behind a first column naming the run.
+    commands=()
+    first=yes
+    : >"$csv.tmp"
+    measure() {  # SOURCE EXE ARGS...
+        local source=$1 exe=$2; shift 2
+        say "measure: $source: $(basename "$exe") $*"
+        commands+=("$source: $exe $*")
+        "$exe" "$@" --csv | awk -v source="$source" -v first=$first \
+            'NR == 1 { if (first == "yes") print "source," $0; next } { print source "," $0 }' >>"$csv.tmp"
+        first=no
+    }
+    wheel=build/cccl/bin/small_inputs
+    common=(--iters 30 --warmup 3)
+    for type in int float; do
+        measure toolkit "$small" --type "$type" --sweep 2^10:2^26 --batch 32 "${common[@]}"
+        measure toolkit-reduce7-variants "$small" --type "$type" --stages reduce7 --variants --sweep 2^10:2^26 --batch 32 "${common[@]}"
+        measure toolkit-plateau "$small" --type "$type" --stages reduce7 --variants --sweep 2^28:2^30 --iters 20 --warmup 2
+        if [[ $with_wheel == yes ]]; then
+            measure wheel "$wheel" --type "$type" --stages reduce7 --variants --sweep 2^10:2^26 "${common[@]}"
+            measure wheel-plateau "$wheel" --type "$type" --stages reduce7 --variants --sweep 2^28:2^30 --iters 20 --warmup 2
+        fi
+    done
+    {
+        cat "$csv.tmp"
+        echo "# commit: ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD)$(git diff --quiet || echo ' (with uncommitted changes)')}"
+        echo "# GPU: $gpu (sm_$arch); $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1) driver"
+        echo "# date: $(date -u +%Y-%m-%dT%H:%MZ)"
+        echo "# CUB: toolkit rows from build/small ($(grep -m1 'CUB_VERSION [0-9]' "$(dirname "$(command -v nvcc)")/../include/cccl/cub/version.cuh" 2>/dev/null || echo 'toolkit CCCL')); wheel rows from build/cccl (.cccl35: $with_wheel)"
+        for c in "${commands[@]}"; do echo "# command: $c --csv"; done
+    } >"$csv"
+    rm -f "$csv.tmp"
+    say "wrote $csv ($(grep -vc '^#' "$csv") lines)"
 
-say "tests: every stage captured in a graph, reduce7 --finish pdl"
-build/small/bin/gpu_tests --gtest_filter='Graphs/*:Pdl/*:Reduce7Aligned/*pdl*' --gtest_brief=1 \
-    >$results/small_inputs_tests.txt 2>&1 && tests=passed || tests=FAILED
-tail -3 $results/small_inputs_tests.txt | tee -a "$progress"
+    say "tests: every stage captured in a graph, reduce7 --finish pdl"
+    build/small/bin/gpu_tests --gtest_filter='Graphs/*:Pdl/*:Reduce7Aligned/*pdl*' --gtest_brief=1 \
+        >$results/small_inputs_tests.txt 2>&1 && tests=passed || tests=FAILED
+    tail -3 $results/small_inputs_tests.txt | tee -a "$progress"
+else
+    tests=passed  # not run
+fi
 
 timeline=$results/small_inputs_timeline.txt
 # Nsight Systems' CLI, or the one Nsight Compute carries (the lent H100s have only that one).
@@ -87,7 +98,13 @@ if [[ -n $nsys ]]; then
         echo "# each row: one reduction's first pass and its one-block second pass (scripts/pass_gaps.py)"
         for finish in two-pass pdl; do
             args=(--stages reduce7 --type int --n 2^20 --finish $finish --iters 40 --warmup 2)
-            "$nsys" profile --trace=cuda --force-overwrite=true --output build/timeline_$finish "$small" "${args[@]}" >/dev/null
+            rm -f build/timeline_$finish.nsys-rep build/timeline_$finish.qdstrm
+            "$nsys" profile --trace=cuda --force-overwrite=true --output build/timeline_$finish "$small" "${args[@]}" >/dev/null 2>&1 || true
+            if [[ ! -f build/timeline_$finish.nsys-rep && -f build/timeline_$finish.qdstrm ]]; then
+                importer=$(ls "$(dirname "$nsys")"/../*/QdstrmImporter /opt/nvidia/nsight-*/*/host/*/QdstrmImporter 2>/dev/null | head -1 || true)
+                [[ -n $importer ]] && LD_LIBRARY_PATH=${NSYS_EXTRA_LIBS:+$NSYS_EXTRA_LIBS:}${LD_LIBRARY_PATH:-} \
+                    "$importer" -i build/timeline_$finish.qdstrm >build/timeline_import_$finish.log 2>&1 || true
+            fi
             echo "## --finish $finish: $nsys profile --trace=cuda $small ${args[*]}"
             "$nsys" stats --force-export=true --report cuda_gpu_trace --format csv build/timeline_$finish.nsys-rep 2>/dev/null |
                 scripts/pass_gaps.py shuffle_vector_single_pass || echo "# pass_gaps.py: no pairs (above)"

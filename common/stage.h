@@ -198,10 +198,10 @@ unsigned query_resident_blocks(Kernel kernel, unsigned block, std::size_t shared
 // How many blocks of `kernel` fit on the whole GPU at once: SMs x blocks per SM, the
 // largest grid that runs in a single wave (reduce6, reduce7).
 //
-// Asked once per kernel, block size and device, then remembered. The launcher runs inside
-// the timed region, and the GPU waits through any host work between the start event and the
-// launch: asked on every call, the occupancy query would add its host time to every
-// reduction (docs/11-fixed-costs.md measures how much: the "after an occupancy query" floor).
+// Asked once per kernel, block size and device, then remembered: the queries are host work
+// that every call would repeat for the same answer. In a single timed launch their time does
+// not show: docs/11-fixed-costs.md's "after an occupancy query" floor, three queries and a
+// launch, takes as long as the launch alone on the H100 we measured.
 template <typename Kernel>
 unsigned resident_blocks(Kernel kernel, unsigned block, std::size_t shared_bytes) {
     struct Key {

@@ -6,6 +6,8 @@
 #                                           the wheel's), batches in a stream and in a graph,
 #                                           reduce7's finishes (pdl, last-block, ...); int and float
 #   docs/results/small_inputs_tests.txt     the graph and PDL tests
+#   docs/results/small_inputs_one_tile.txt  nsys and ncu: reduce7 and CUB at n = 2^12, where each
+#                                           is one launch of one block
 #   docs/results/small_inputs_timeline.txt  nsys: reduce7 --finish two-pass and pdl, for each
 #                                           reduction when its second pass starts and ends
 #                                           relative to the end of its first
@@ -111,6 +113,39 @@ if [[ -n $nsys ]]; then
         done
     } >"$timeline"
     say "wrote $timeline"
+
+    # At n = 2^12 reduce7 and CUB are both one launch of one block, and CUB is faster (docs/11,
+    # section 11.3): is the difference on the GPU or on the host? Each kernel's duration
+    # (nsys, 200 timed runs) and, from Nsight Compute, what each executes.
+    one_tile=$results/small_inputs_one_tile.txt
+    say "nsys and ncu: reduce7 and CUB at n = 2^12, int and float"
+    {
+        echo "# reduce7 (default finish) and CUB's single-tile kernel at n = 2^12: each kernel's duration, then Nsight Compute"
+        echo "# GPU: $gpu; commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD)}; $(date -u '+%Y-%m-%d %H:%M UTC')"
+        for type in int float; do
+            args=(--stages reduce7 --type $type --n 2^12 --iters 200 --warmup 5)
+            rm -f build/one_tile_$type.nsys-rep build/one_tile_$type.qdstrm
+            "$nsys" profile --trace=cuda --force-overwrite=true --output build/one_tile_$type "$small" "${args[@]}" >/dev/null 2>&1 || true
+            if [[ ! -f build/one_tile_$type.nsys-rep && -f build/one_tile_$type.qdstrm && -n ${importer:-} ]]; then
+                LD_LIBRARY_PATH=${NSYS_EXTRA_LIBS:+$NSYS_EXTRA_LIBS:}${LD_LIBRARY_PATH:-} \
+                    "$importer" -i build/one_tile_$type.qdstrm >/dev/null 2>&1 || true
+            fi
+            echo "## $type: kernel durations (cuda_gpu_kern_sum): $nsys profile --trace=cuda $small ${args[*]}"
+            "$nsys" stats --force-export=true --report cuda_gpu_kern_sum --format csv build/one_tile_$type.nsys-rep 2>/dev/null |
+                grep -E 'Med \(ns\)|shuffle_vector_single_pass|SingleTile' || echo "# no kernel summary"
+        done
+        ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
+        if [[ -n $ncu ]]; then
+            args=(--stages reduce7 --type int --n 2^12 --iters 3 --warmup 1)
+            echo "## int: Nsight Compute, one launch of each (base clocks): $ncu --kernel-name regex:'shuffle_vector|SingleTile' --launch-skip 4 --launch-count 2 ... $small ${args[*]}"
+            "$ncu" --log-file build/one_tile_ncu.csv --csv --page details --kernel-name regex:'shuffle_vector|SingleTile' \
+                --launch-skip 4 --launch-count 2 --section LaunchStats --section SpeedOfLight --section InstructionStats \
+                "$small" "${args[@]}" >/dev/null 2>&1 || true
+            grep -E '"(Duration|Elapsed Cycles|Executed Instructions|Registers Per Thread|Grid Size|Block Size)"' build/one_tile_ncu.csv |
+                awk -F'","' '{ sub(/\(.*/, "", $5); sub(/",?$/, "", $15); print $5 " | " $13 " = " $15 " " $14 }' || true
+        fi
+    } >"$one_tile"
+    say "wrote $one_tile"
 else
     echo "# nsys not found on $gpu: no timeline" >"$timeline"
     say "nsys not found: no timeline"

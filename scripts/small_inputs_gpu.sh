@@ -132,7 +132,12 @@ if [[ -n $nsys ]]; then
             fi
             echo "## $type: kernel durations (cuda_gpu_kern_sum): $nsys profile --trace=cuda $small ${args[*]}"
             "$nsys" stats --force-export=true --report cuda_gpu_kern_sum --format csv build/one_tile_$type.nsys-rep 2>/dev/null |
-                grep -E 'Med \(ns\)|shuffle_vector_single_pass|SingleTile' || echo "# no kernel summary"
+                grep -E 'Med \(ns\)|shuffle_vector_single_pass|SingleTile' >build/one_tile_$type.csv || true
+            cat build/one_tile_$type.csv
+            # Instances and Med (ns) are the 3rd and 5th fields; only the quoted name holds commas.
+            awk -F, -v type=$type '/shuffle_vector_single_pass|SingleTile/ {
+                name = $0 ~ /SingleTile/ ? "DeviceReduceSingleTileKernel" : "shuffle_vector_single_pass"
+                printf "# median of %s, %s: %.2f us (%d launches)\n", name, type, $5 / 1000, $3 }' build/one_tile_$type.csv
         done
         ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
         if [[ -n $ncu ]]; then
@@ -143,6 +148,9 @@ if [[ -n $nsys ]]; then
                 "$small" "${args[@]}" >/dev/null 2>&1 || true
             grep -E '"(Duration|Elapsed Cycles|Executed Instructions|Registers Per Thread|Grid Size|Block Size)"' build/one_tile_ncu.csv |
                 awk -F'","' '{ sub(/\(.*/, "", $5); sub(/",?$/, "", $15); print $5 " | " $13 " = " $15 " " $14 }' || true
+            grep '"Executed Instructions"' build/one_tile_ncu.csv |
+                awk -F'","' '{ name = $5 ~ /SingleTile/ ? "DeviceReduceSingleTileKernel" : "shuffle_vector_single_pass"
+                               value = $15; gsub(/[",]/, "", value); printf "# executed instructions, %s: %s\n", name, value }' || true
         fi
     } >"$one_tile"
     say "wrote $one_tile"

@@ -258,12 +258,12 @@ Value evaluate(const Table& table, const std::string& query) {
 // ---------------------------------------------------------------- the figure's text
 struct Shown {
     std::string number;             // as written, e.g. "32,948,224" or "51.3"
-    std::string unit;               // "us", "GB/s", "%", "x", or ""
+    std::string unit;               // "ns", "us", "GB/s", "%", "x", or ""
     std::string low, high;          // the spread, when shown: "50.9", "51.6"
 };
 
 const std::regex kShown(
-    R"(^([-+]?[0-9][0-9,]*(?:\.[0-9]+)?) ?(us|ms|s|GB/s|TB/s|%|x|MB|GB|ulp)?(?: \(([0-9][0-9,]*(?:\.[0-9]+)?) ?(?:-|–|to) ?([0-9][0-9,]*(?:\.[0-9]+)?)\))?$)");
+    R"(^([-+]?[0-9][0-9,]*(?:\.[0-9]+)?) ?(ns|us|ms|s|GB/s|TB/s|%|x|MB|GB|ulp)?(?: \(([0-9][0-9,]*(?:\.[0-9]+)?) ?(?:-|–|to) ?([0-9][0-9,]*(?:\.[0-9]+)?)\))?$)");
 
 Shown parse_shown(const std::string& text) {
     std::smatch m;
@@ -282,6 +282,8 @@ int decimals(const std::string& number) {
 double scale(const std::string& column, const std::string& unit) {
     const std::string from = unit_of(column);
     if (from == "ms" && unit == "us") return 1000;
+    if (from == "ms" && unit == "ns") return 1e6;
+    if (from == "us" && unit == "ns") return 1000;
     if (from == "ms" && unit == "s") return 1e-3;
     if (from == "GB/s" && unit == "TB/s") return 1e-3;
     return 1;
@@ -439,7 +441,7 @@ std::vector<Problem> check_page(const std::string& root, const std::string& path
     // Coverage: a number with a unit of measurement outside code must be a figure.
     // "x" counts only glued to its number ("1.49x"): "2 x 5120-bit" is arithmetic.
     static const std::regex measured(
-        R"((^|[^\w.^/-])([0-9][0-9,]*(?:\.[0-9]+)?)(?: ?(us|ms|GB/s|TB/s)|(%|x))(?![\w/]))");
+        R"((^|[^\w.^/-])([0-9][0-9,]*(?:\.[0-9]+)?)(?: ?(ns|us|ms|GB/s|TB/s)|(%|x))(?![\w/]))");
     const std::string prose = prose_of(page);
     std::istringstream in(prose);
     std::size_t number = 0;

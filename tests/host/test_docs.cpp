@@ -132,6 +132,9 @@ TEST(Docs, TheFigureCheckRejectsWrongFigures) {
               0u);
     EXPECT_EQ(problems_in("[32,948,224](results/p.txt \"line: smsp__inst_executed.sum\")"), 0u);
     EXPECT_EQ(problems_in("2 x 5120-bit bus, `51.3 us` in code, 2^22 values"), 0u);
+    EXPECT_EQ(problems_in("[51300 ns](results/r.csv \"" + q + ":median\")"), 0u);  // ms shown in ns: x 1e6
+    EXPECT_EQ(problems_in("[51.3 ns](results/r.csv \"" + q + ":median\")"), 1u);   // not scaled
+    EXPECT_EQ(problems_in("the second kernel starts 1280 ns later"), 1u);          // ns is measured-looking too
     // Wrong: a planted figure, a spread, a ratio, a count, an ambiguous query, a number
     // without its link, a missing source.
     EXPECT_EQ(problems_in("[51.4 us](results/r.csv \"" + q + ":median\")"), 1u);

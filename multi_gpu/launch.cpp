@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -99,10 +102,17 @@ std::optional<std::string> from_hex(const std::string& hex) {
     return bytes;
 }
 
+std::string host_name() {
+    char name[256] = {};
+    if (gethostname(name, sizeof name - 1) != 0) return "host";
+    return name;
+}
+
 struct IdFile {
     int ranks = 0;
     std::string job_tag;
     std::string id_bytes;
+    std::map<int, std::string> tickets;  // by rank: the requests this file answers
 };
 
 // The file's contents, or nullopt when it is absent or not (yet) a whole id file.
@@ -118,7 +128,36 @@ std::optional<IdFile> read_id_file(const std::string& path) {
     const auto bytes = from_hex(hex);
     if (!bytes || bytes->empty()) return std::nullopt;
     file.id_bytes = *bytes;
-    return file;
+    std::string ticket_word, ticket;
+    int rank = 0;
+    while (in >> ticket_word) {
+        if (ticket_word == "end") return file;  // the last line: the file is whole
+        if (ticket_word != "ticket" || !(in >> rank >> ticket)) return std::nullopt;
+        file.tickets[rank] = ticket;
+    }
+    return std::nullopt;  // cut short
+}
+
+// PATH.want.RANK: where a rank leaves its request.
+std::string request_path(const std::string& path, int rank) { return path + ".want." + std::to_string(rank); }
+
+// Write `text` to `path` atomically: a temporary file in the same folder, then rename().
+void write_atomically(const std::string& path, const std::string& text, const char* what) {
+    const std::string temporary = path + ".tmp." + host_name() + "." + std::to_string(getpid());
+    {
+        std::ofstream out(temporary, std::ios::trunc);
+        out << text;
+        out.close();
+        if (!out) {
+            std::remove(temporary.c_str());
+            throw BootstrapError(std::string("cannot write ") + what + " to " + temporary + ": " + std::strerror(errno));
+        }
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+        const std::string reason = std::strerror(errno);
+        std::remove(temporary.c_str());
+        throw BootstrapError("cannot rename " + temporary + " to " + path + ": " + reason);
+    }
 }
 
 // The job tag as one word in the file ("-" for none).
@@ -130,11 +169,6 @@ std::string tag_word(const std::string& job_tag) {
     return tag;
 }
 
-std::string host_name() {
-    char name[256] = {};
-    if (gethostname(name, sizeof name - 1) != 0) return "host";
-    return name;
-}
 
 }  // namespace
 
@@ -341,43 +375,78 @@ std::string launch_job_tag(const Environment& env) {
     return "";
 }
 
-void publish_unique_id(const std::string& path, const std::string& id_bytes, int ranks, const std::string& job_tag) {
-    const std::string temporary = path + ".tmp." + host_name() + "." + std::to_string(getpid());
-    {
-        std::ofstream out(temporary, std::ios::trunc);
-        out << kIdMagic << "\nranks " << ranks << "\njob " << tag_word(job_tag) << "\nid " << to_hex(id_bytes) << "\n";
-        out.close();
-        if (!out) {
-            std::remove(temporary.c_str());
-            throw BootstrapError("cannot write the NCCL id to " + temporary + ": " + std::strerror(errno));
-        }
+IdRequest request_unique_id(const std::string& path, int rank) {
+    std::random_device entropy;  // the kernel's random source: two runs never draw the same ticket
+    std::string bytes(16, '\0');
+    for (char& byte : bytes) byte = static_cast<char>(entropy() & 0xFF);
+    IdRequest request{rank, to_hex(bytes)};
+    write_atomically(request_path(path, rank), request.ticket + "\n", "the request for the NCCL id");
+    return request;
+}
+
+std::map<int, std::string> read_id_requests(const std::string& path, int ranks) {
+    std::map<int, std::string> tickets;
+    for (int rank = 1; rank < ranks; ++rank) {
+        std::ifstream in(request_path(path, rank));
+        std::string ticket;
+        if (in >> ticket && ticket.size() == 32 && from_hex(ticket)) tickets[rank] = ticket;
     }
-    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-        const std::string reason = std::strerror(errno);
-        std::remove(temporary.c_str());
-        throw BootstrapError("cannot rename " + temporary + " to " + path + ": " + reason);
+    return tickets;
+}
+
+void publish_unique_id(const std::string& path, const std::string& id_bytes, int ranks, const std::string& job_tag,
+                       const std::map<int, std::string>& tickets) {
+    std::ostringstream text;
+    text << kIdMagic << "\nranks " << ranks << "\njob " << tag_word(job_tag) << "\nid " << to_hex(id_bytes) << "\n";
+    for (const auto& [rank, ticket] : tickets) text << "ticket " << rank << " " << ticket << "\n";
+    text << "end\n";
+    write_atomically(path, text.str(), "the NCCL id");
+}
+
+void answer_id_requests(const std::string& path, const std::string& id_bytes, int ranks, const std::string& job_tag,
+                        const std::atomic<bool>& stop) {
+    std::optional<std::map<int, std::string>> published;
+    while (!stop.load()) {
+        const auto tickets = read_id_requests(path, ranks);
+        if (!published || tickets != *published) {
+            publish_unique_id(path, id_bytes, ranks, job_tag, tickets);
+            published = tickets;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
 }
 
 std::string wait_for_unique_id(const std::string& path, int ranks, const std::string& job_tag,
-                               std::chrono::milliseconds timeout) {
+                               const IdRequest& request, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    std::string found;  // what the file held, when it was not for this job
+    std::string found;  // what the file held, when it was not for this rank of this job
     for (;;) {
         if (const auto file = read_id_file(path)) {
-            if (file->ranks == ranks && file->job_tag == tag_word(job_tag)) return file->id_bytes;
-            found = "; " + path + " is for a job of " + std::to_string(file->ranks) + " ranks" +
-                    (file->job_tag == "-" ? "" : " (job " + file->job_tag + ")") +
-                    ", left from another run? rank 0 replaces it when it starts";
+            const auto ticket = file->tickets.find(request.rank);
+            const bool this_job = file->ranks == ranks && file->job_tag == tag_word(job_tag);
+            if (this_job && ticket != file->tickets.end() && ticket->second == request.ticket) return file->id_bytes;
+            if (!this_job) {
+                found = "; " + path + " is for a job of " + std::to_string(file->ranks) + " ranks" +
+                        (file->job_tag == "-" ? "" : " (job " + file->job_tag + ")") +
+                        ", left from another run? rank 0 replaces it when it starts";
+            } else {
+                found = "; " + path + " is for a job like this one but does not answer this rank's request (" +
+                        request_path(path, request.rank) + "): left by a run that ended early? rank 0 of this run"
+                        " answers every request when it starts";
+            }
         }
         if (std::chrono::steady_clock::now() >= deadline) break;
         // Polling 10 times a second costs nothing and starts the job at most 0.1 s late.
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
-    throw BootstrapError("no NCCL id for this job of " + std::to_string(ranks) + " ranks in " + path + " after " +
-                         std::to_string(seconds) + " s: is rank 0 running, and is " + path +
-                         " on a filesystem every rank sees?" + found);
+    throw BootstrapError("no NCCL id for rank " + std::to_string(request.rank) + " of this job of " +
+                         std::to_string(ranks) + " ranks in " + path + " after " + std::to_string(seconds) +
+                         " s: is rank 0 running, and is " + path + " on a filesystem every rank sees?" + found);
+}
+
+void withdraw_id_request(const std::string& path, const IdRequest& request) {
+    std::remove(request_path(path, request.rank).c_str());
 }
 
 void remove_unique_id(const std::string& path) { std::remove(path.c_str()); }

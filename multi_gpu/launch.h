@@ -2,10 +2,12 @@
 // ranks of one job find each other. Pure host code (no CUDA, no NCCL), tested without a GPU.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -87,6 +89,13 @@ int local_gpu_of(const ProcessLayout& layout, int visible);
 // writes it to a file every rank can read (a shared filesystem across machines), and the
 // others poll for it. The id is 128 bytes; the file holds them as hex, with the job's size
 // and a job tag, so that a rank never takes a file left by another job for its own.
+//
+// A file left by a crashed run of the same job (same size, same tag, or none, by hand)
+// would pass those checks, and a rank that read it would wait in ncclCommInitRank for a
+// rank 0 that is gone. So each other rank first asks: it leaves a fresh random ticket in
+// PATH.want.RANK, rank 0 copies every ticket it finds into the id file, and a rank takes
+// only a file that holds its own ticket. The ticket did not exist before this rank
+// started, so no file written before then can hold it.
 
 struct BootstrapError : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -96,14 +105,30 @@ struct BootstrapError : std::runtime_error {
 // Slurm's SLURM_JOB_ID.SLURM_STEP_ID), the same in every rank; "" when started by hand.
 std::string launch_job_tag(const Environment& env);
 
-// Rank 0: write the id atomically (a temporary file in the same folder, then rename(), so a
-// reader sees no file or the whole file, never half of one).
-void publish_unique_id(const std::string& path, const std::string& id_bytes, int ranks, const std::string& job_tag);
-// Every other rank: poll for the file until it holds an id for this job, or throw
+// A rank's request for the id: its rank and a fresh random ticket (32 hex digits).
+struct IdRequest {
+    int rank = 0;
+    std::string ticket;
+};
+// Every rank but 0: write PATH.want.RANK with a new ticket (atomically), and return it.
+IdRequest request_unique_id(const std::string& path, int rank);
+// Rank 0: the tickets of the requests present now, by rank (1 ... ranks-1).
+std::map<int, std::string> read_id_requests(const std::string& path, int ranks);
+// Rank 0: write the id file with these tickets, atomically (a temporary file in the same
+// folder, then rename(), so a reader sees no file or the whole file, never half of one).
+void publish_unique_id(const std::string& path, const std::string& id_bytes, int ranks, const std::string& job_tag,
+                       const std::map<int, std::string>& tickets);
+// Rank 0, in a thread of its own while ncclCommInitRank waits for the others: publish the id
+// at once, then again whenever the requests change (every 50 ms), until *stop.
+void answer_id_requests(const std::string& path, const std::string& id_bytes, int ranks, const std::string& job_tag,
+                        const std::atomic<bool>& stop);
+// Every other rank: poll for an id file for this job that holds `request`'s ticket, or throw
 // BootstrapError after `timeout` with what was found.
 std::string wait_for_unique_id(const std::string& path, int ranks, const std::string& job_tag,
-                               std::chrono::milliseconds timeout);
-// Rank 0, once every rank has joined the communicator (so every rank has read it).
+                               const IdRequest& request, std::chrono::milliseconds timeout);
+// A rank that has its id removes its request; rank 0, once every rank has joined the
+// communicator (so every rank has read it), removes the id file.
+void withdraw_id_request(const std::string& path, const IdRequest& request);
 void remove_unique_id(const std::string& path);
 
 // ---------------------------------------------------------------- NVLink multicast off

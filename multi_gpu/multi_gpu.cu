@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <set>
 #include <thread>
@@ -177,14 +178,39 @@ std::unique_ptr<Team> Team::one_rank(const ProcessLayout& layout, int device, co
     team->one_process_per_gpu_ = true;
     team->add_gpu(device, layout.rank);
 
-    // Rank 0 creates the id (it also starts NCCL's bootstrap listener on this host); the
-    // others read it from the file.
+    // Rank 0 creates the id (it also starts NCCL's bootstrap listener on this host) and
+    // answers the others' requests for it through the file, in a thread that runs until the
+    // communicator is complete; the others ask, and take the id that answers them (launch.h).
     ncclUniqueId id{};
+    struct Answering {  // rank 0's answering thread, stopped and joined however one_rank ends
+        std::atomic<bool> stop{false};
+        std::thread thread;
+        ~Answering() {
+            stop = true;
+            if (thread.joinable()) thread.join();
+        }
+    } answering;
     if (layout.rank == 0) {
         NCCL_CHECK(ncclGetUniqueId(&id));
-        publish_unique_id(id_file, std::string(id.internal, sizeof id.internal), layout.ranks, job_tag);
+        const std::string bytes(id.internal, sizeof id.internal);
+        publish_unique_id(id_file, bytes, layout.ranks, job_tag, read_id_requests(id_file, layout.ranks));
+        answering.thread = std::thread([&answering, id_file, bytes, ranks = layout.ranks, job_tag] {
+            try {
+                answer_id_requests(id_file, bytes, ranks, job_tag, answering.stop);
+            } catch (const BootstrapError& e) {  // the file was published once: the ranks that asked already have it
+                std::fprintf(stderr, "reduce_multi_gpu: rank 0 stopped answering requests for the NCCL id: %s\n", e.what());
+            }
+        });
     } else {
-        const std::string bytes = wait_for_unique_id(id_file, layout.ranks, job_tag, timeout);
+        const IdRequest request = request_unique_id(id_file, layout.rank);
+        std::string bytes;
+        try {
+            bytes = wait_for_unique_id(id_file, layout.ranks, job_tag, request, timeout);
+        } catch (...) {
+            withdraw_id_request(id_file, request);
+            throw;
+        }
+        withdraw_id_request(id_file, request);
         if (bytes.size() != sizeof id.internal) {
             throw BootstrapError(id_file + " holds a " + std::to_string(bytes.size()) + "-byte id; this NCCL's is " +
                                  std::to_string(sizeof id.internal) + " bytes: are all ranks the same build?");
@@ -221,7 +247,11 @@ std::unique_ptr<Team> Team::one_rank(const ProcessLayout& layout, int device, co
     nccl_check(init_status, "ncclCommInitRank", __FILE__, __LINE__);
     team->gpus_.front().comm = init->comm;
     // Every rank has joined, so every rank has read the id: the file has done its job.
-    if (layout.rank == 0) remove_unique_id(id_file);
+    if (layout.rank == 0) {
+        answering.stop = true;
+        answering.thread.join();
+        remove_unique_id(id_file);
+    }
 
     // Every rank learns who the others are (GPU, host, peak) for the report.
     const TeamGpu& mine = team->gpus_.front();

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -317,9 +318,12 @@ std::string some_id() {
 TEST(MultiGpuIdFile, WhatRankZeroPublishesTheOthersReadByteForByte) {
     TemporaryFolder folder;
     const std::string path = (folder.path / "nccl.id").string();
-    publish_unique_id(path, some_id(), 4, "job 1");
-    EXPECT_EQ(wait_for_unique_id(path, 4, "job 1", std::chrono::milliseconds(100)), some_id());
-    // Only the id file is left: the temporary file was renamed onto it.
+    const IdRequest request = request_unique_id(path, 3);
+    EXPECT_EQ(request.ticket.size(), 32u);
+    publish_unique_id(path, some_id(), 4, "job 1", read_id_requests(path, 4));
+    EXPECT_EQ(wait_for_unique_id(path, 4, "job 1", request, std::chrono::milliseconds(100)), some_id());
+    withdraw_id_request(path, request);
+    // Only the id file is left: the temporary files were renamed onto it and the request.
     int files = 0;
     for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(folder.path)) ++files;
     EXPECT_EQ(files, 1);
@@ -327,23 +331,36 @@ TEST(MultiGpuIdFile, WhatRankZeroPublishesTheOthersReadByteForByte) {
     EXPECT_FALSE(std::filesystem::exists(path));
 }
 
+// Rank 0 answering in a thread, as Team::one_rank runs it, until the test stops it.
+struct RankZero {
+    std::atomic<bool> stop{false};
+    std::thread thread;
+    RankZero(const std::string& path, const std::string& id, int ranks, const std::string& tag,
+             std::chrono::milliseconds delay = std::chrono::milliseconds(0)) {
+        thread = std::thread([this, path, id, ranks, tag, delay] {
+            std::this_thread::sleep_for(delay);
+            answer_id_requests(path, id, ranks, tag, stop);
+        });
+    }
+    ~RankZero() {
+        stop = true;
+        thread.join();
+    }
+};
+
 TEST(MultiGpuIdFile, AReaderThatStartsFirstWaitsForTheFile) {
     TemporaryFolder folder;
     const std::string path = (folder.path / "nccl.id").string();
-    std::thread rank0([&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        publish_unique_id(path, some_id(), 2, "");
-    });
-    const std::string id = wait_for_unique_id(path, 2, "", std::chrono::seconds(20));
-    rank0.join();
-    EXPECT_EQ(id, some_id());
+    const IdRequest request = request_unique_id(path, 1);
+    RankZero rank0(path, some_id(), 2, "", std::chrono::milliseconds(300));
+    EXPECT_EQ(wait_for_unique_id(path, 2, "", request, std::chrono::seconds(20)), some_id());
 }
 
 TEST(MultiGpuIdFile, NoFileBeforeTheTimeoutIsAnErrorThatSaysWhatToCheck) {
     TemporaryFolder folder;
     const std::string path = (folder.path / "nccl.id").string();
     try {
-        wait_for_unique_id(path, 2, "", std::chrono::milliseconds(200));
+        wait_for_unique_id(path, 2, "", request_unique_id(path, 1), std::chrono::milliseconds(200));
         FAIL() << "expected a BootstrapError";
     } catch (const BootstrapError& e) {
         const std::string message = e.what();
@@ -355,10 +372,11 @@ TEST(MultiGpuIdFile, NoFileBeforeTheTimeoutIsAnErrorThatSaysWhatToCheck) {
 TEST(MultiGpuIdFile, AFileFromAnotherJobIsNotTakenAndTheErrorSaysSo) {
     TemporaryFolder folder;
     const std::string path = (folder.path / "nccl.id").string();
-    publish_unique_id(path, some_id(), 8, "old-job");
+    const IdRequest request = request_unique_id(path, 1);
+    publish_unique_id(path, some_id(), 8, "old-job", {{1, request.ticket}});  // even with this rank's ticket
     for (const auto& [ranks, tag] : std::vector<std::pair<int, std::string>>{{2, "old-job"}, {8, "new-job"}}) {
         try {
-            wait_for_unique_id(path, ranks, tag, std::chrono::milliseconds(200));
+            wait_for_unique_id(path, ranks, tag, request, std::chrono::milliseconds(200));
             FAIL() << "took a file for another job";
         } catch (const BootstrapError& e) {
             EXPECT_NE(std::string(e.what()).find("left from another run"), std::string::npos) << e.what();
@@ -369,11 +387,46 @@ TEST(MultiGpuIdFile, AFileFromAnotherJobIsNotTakenAndTheErrorSaysSo) {
 TEST(MultiGpuIdFile, AHalfWrittenOrForeignFileIsNotAnId) {
     TemporaryFolder folder;
     const std::string path = (folder.path / "nccl.id").string();
-    {
-        std::ofstream out(path);
-        out << "reduce_multi_gpu NCCL unique id\nranks 2\n";  // cut short
+    const IdRequest request = request_unique_id(path, 1);
+    for (const std::string& text : {std::string("reduce_multi_gpu NCCL unique id\nranks 2\n"),  // cut short
+                                    "reduce_multi_gpu NCCL unique id\nranks 2\njob -\nid 00ff\nticket 1 " +
+                                        request.ticket + "\n"}) {  // no end line: still being written
+        std::ofstream(path) << text;
+        EXPECT_THROW(wait_for_unique_id(path, 2, "", request, std::chrono::milliseconds(150)), BootstrapError);
     }
-    EXPECT_THROW(wait_for_unique_id(path, 2, "", std::chrono::milliseconds(150)), BootstrapError);
+}
+
+// The stale id file of issue 21: a run of the same job (2 ranks, started by hand) ended
+// early and left its id file, answering its own rank 1. A new rank 1 must never take it:
+// it waits, and takes the id of the new rank 0 once that one answers.
+TEST(MultiGpuIdFile, AStaleFileOfTheSameJobIsNeverTaken) {
+    TemporaryFolder folder;
+    const std::string path = (folder.path / "nccl.id").string();
+    const std::string stale_id(128, 'S');
+    const IdRequest old_request = request_unique_id(path, 1);
+    publish_unique_id(path, stale_id, 2, "", read_id_requests(path, 2));  // the old run's rank 0, then it died
+    const IdRequest request = request_unique_id(path, 1);                  // the new run's rank 1
+    EXPECT_NE(request.ticket, old_request.ticket);
+    try {
+        wait_for_unique_id(path, 2, "", request, std::chrono::milliseconds(300));
+        FAIL() << "took the stale id";
+    } catch (const BootstrapError& e) {
+        EXPECT_NE(std::string(e.what()).find("does not answer this rank's request"), std::string::npos) << e.what();
+    }
+    RankZero rank0(path, some_id(), 2, "", std::chrono::milliseconds(200));  // the new run's rank 0, late
+    EXPECT_EQ(wait_for_unique_id(path, 2, "", request, std::chrono::seconds(20)), some_id());
+}
+
+// A request left by a rank 1 that died: rank 0 answers it, then answers the new rank 1's
+// request, which replaced it, within its polling period.
+TEST(MultiGpuIdFile, ARequestReplacedWhileRankZeroAnswersIsAnsweredToo) {
+    TemporaryFolder folder;
+    const std::string path = (folder.path / "nccl.id").string();
+    request_unique_id(path, 1);  // the dead rank 1's request
+    RankZero rank0(path, some_id(), 2, "");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    const IdRequest request = request_unique_id(path, 1);
+    EXPECT_EQ(wait_for_unique_id(path, 2, "", request, std::chrono::seconds(20)), some_id());
 }
 
 // ---------------------------------------------------------------- NVLink multicast off

@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
 # One process per GPU on one machine: two ranks of reduce_multi_gpu, bootstrapped through an
-# NCCL id file in a fresh folder, must both exit 0 and report exact results. Twice: with the
-# ranks given as --rank/--ranks, then as Open MPI's mpirun gives them (its variables). On a
-# machine with fewer than 2 GPUs it prints "SKIPPED: ..." (CTest reports the test skipped).
+# NCCL id file in a fresh folder, must both exit 0 and report exact results.
+#   by-hand (the default): twice, with the ranks given as --rank/--ranks, then as Open MPI's
+#            mpirun gives them (its variables, set here);
+#   mpirun:  started by `mpirun -np 2`, as NCCL's own tests run (Open MPI or MPICH).
+# It prints "SKIPPED: ..." (CTest reports the test skipped) on a machine with fewer than 2
+# GPUs, and in mpirun mode where there is no mpirun on the PATH.
 #
-#   usage: two_processes.sh path/to/reduce_multi_gpu
+#   usage: two_processes.sh path/to/reduce_multi_gpu [by-hand | mpirun]
 set -uo pipefail
 exe=$1
+mode=${2:-by-hand}
 gpus=$("$exe" --count-gpus 2>/dev/null) || gpus=0
 if ! [[ $gpus =~ ^[0-9]+$ ]] || ((gpus < 2)); then
     echo "SKIPPED: needs 2 GPUs, this machine has ${gpus:-0}"
+    exit 0
+fi
+if [[ $mode == mpirun ]] && ! command -v mpirun >/dev/null; then
+    echo "SKIPPED: no mpirun on the PATH"
     exit 0
 fi
 folder=$(mktemp -d)
@@ -32,6 +40,7 @@ check() {
     grep -Eq "^  check +exact: after one all-reduce" "$folder/rank0.txt" || problems+=("rank 0's all-reduce is not exact")
     grep -Eq "^rank 1 of 2 .*check: exact" "$folder/rank1.txt" || problems+=("rank 1's shard is not exact")
     [[ ! -e $folder/nccl.id ]] || problems+=("the id file was left behind")
+    ! compgen -G "$folder/nccl.id.*" >/dev/null || problems+=("a request or temporary file was left behind")
     if ((${#problems[@]})); then
         printf 'FAILED (%s): %s\n' "$launch" "${problems[*]}"
         failures=$((failures + 1))
@@ -39,6 +48,20 @@ check() {
         echo "ok ($launch): both ranks exact"
     fi
 }
+
+if [[ $mode == mpirun ]]; then
+    # Each rank writes its own file, named by the rank its launcher gave it.
+    as_root=()
+    [[ $(id -u) == 0 ]] && mpirun --help 2>&1 | grep -q allow-run-as-root && as_root=(--allow-run-as-root)
+    timeout 300 mpirun "${as_root[@]}" -np 2 bash -c \
+        'exec "$0" "${@}" >"'"$folder"'/rank${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-unknown}}.txt" 2>&1' \
+        "$exe" "${common[@]}" >"$folder/mpirun.txt" 2>&1
+    status=$?
+    cat "$folder/mpirun.txt"
+    check "mpirun -np 2 ($(mpirun --version 2>&1 | head -1))" $status $status
+    ((failures == 0))
+    exit
+fi
 
 # Rank 1 starts first, so it must wait for the id file that rank 0 writes.
 timeout 300 "$exe" --rank 1 --ranks 2 "${common[@]}" >"$folder/rank1.txt" 2>&1 &

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "bench_record.h"
@@ -46,6 +48,47 @@ __global__ void read_only(const T* in, std::size_t n, T* per_thread) {
     }
     for (std::size_t i = vectors * kPerVector + thread; i < n; i += threads) sum += in[i];
     per_thread[thread] = sum;
+}
+
+// The one-tile reduction: a whole reduction by one block, for an input of at most one tile
+// (kReadBlock threads x kVectorsPerThread 16-byte vectors: 4,096 ints or floats, 2,048
+// doubles), as CUB runs one (its single-tile kernel). Each thread adds its vectors, loaded
+// before any is added, and the block adds its threads' sums with warp shuffles; one store.
+// No tile loop, no head for a misaligned input, no finish to choose, 32-bit indices: a
+// one-block reduction with nothing more, beside which a stage's one-block launch shows
+// what its generality costs (docs/11-fixed-costs.md, n = 2^12).
+template <typename T>
+__device__ T one_tile_warp_sum(T value) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) value += __shfl_down_sync(0xffffffffu, value, offset);
+    return value;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kReadBlock) one_tile_sum(const T* in, unsigned n, T* out) {
+    constexpr unsigned kPerVector = sizeof(uint4) / sizeof(T);
+    const unsigned vectors = n / kPerVector;
+    const auto* body = reinterpret_cast<const uint4*>(in);  // cudaMalloc'd: 256-byte aligned
+    uint4 loaded[kVectorsPerThread];
+#pragma unroll
+    for (unsigned k = 0; k < kVectorsPerThread; ++k) {
+        const unsigned i = threadIdx.x + k * kReadBlock;
+        loaded[k] = i < vectors ? body[i] : uint4{0, 0, 0, 0};  // all-zero bits: 0 for every T here
+    }
+    T sum = threadIdx.x < n - vectors * kPerVector ? in[vectors * kPerVector + threadIdx.x] : T(0);
+#pragma unroll
+    for (unsigned k = 0; k < kVectorsPerThread; ++k) {
+        const T* lanes = reinterpret_cast<const T*>(&loaded[k]);
+        for (unsigned j = 0; j < kPerVector; ++j) sum += lanes[j];
+    }
+    __shared__ T warp_sums[kReadBlock / 32];
+    sum = one_tile_warp_sum(sum);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        sum = one_tile_warp_sum(threadIdx.x < kReadBlock / 32 ? warp_sums[threadIdx.x] : T(0));
+        if (threadIdx.x == 0) *out = sum;
+    }
 }
 
 template <typename T>
@@ -181,6 +224,33 @@ Record bench_read_floor(const DeviceInput<T>& input, BenchContext& context) {
     return r;
 }
 
+template <typename T>
+std::size_t one_tile_capacity() {
+    return kReadBlock * kVectorsPerThread * (sizeof(uint4) / sizeof(T));
+}
+
+template <typename T>
+Record bench_one_tile(const DeviceInput<T>& input, BenchContext& context) {
+    if (input.n > one_tile_capacity<T>()) {
+        throw std::invalid_argument("the one-tile reduction takes at most " + std::to_string(one_tile_capacity<T>()) +
+                                    " values, not " + std::to_string(input.n));
+    }
+    Record r = new_record("floor", "one_tile_sum", "reduce: 1 block, no tile loop", input, input.n * sizeof(T),
+                          kReadBlock, context);
+    DeviceBuffer<T> result(1);
+    const TimedRuns runs = time_runs(
+        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
+        [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
+        [&] {
+            one_tile_sum<<<1, kReadBlock, 0, context.stream>>>(input.values.get(), static_cast<unsigned>(input.n),
+                                                               result.get());
+            CUDA_CHECK_LAUNCH();
+        },
+        [&] { return read_and_check(result.get(), input.expected, context.stream); });
+    finish_record(r, runs, input);
+    return r;
+}
+
 std::size_t batch_copies(std::size_t input_bytes, int size, std::size_t l2_bytes) {
     const std::size_t to_evict = ceil_div(2 * l2_bytes, std::max<std::size_t>(input_bytes, 1)) + 1;
     return std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(size), to_evict));
@@ -250,6 +320,8 @@ Record bench_read_floor_batch(const BatchInputs<T>& batch, Submission how, Bench
 #define INSTANTIATE(T)                                                                                          \
     template Record bench_launch_floor<T>(const DeviceInput<T>&, BenchContext&);                                \
     template Record bench_read_floor<T>(const DeviceInput<T>&, BenchContext&);                                  \
+    template std::size_t one_tile_capacity<T>();                                                                \
+    template Record bench_one_tile<T>(const DeviceInput<T>&, BenchContext&);                                    \
     template Record bench_launch_after_query<T>(const DeviceInput<T>&, BenchContext&);                          \
     template Record bench_read_floor_batch<T>(const BatchInputs<T>&, Submission, BenchContext&);                \
     template BatchInputs<T> make_batch_inputs<T>(const DeviceInput<T>&, int, std::size_t, cudaStream_t);        \

@@ -9,6 +9,9 @@
 //  - The read floor: one launch that reads all n values, 16 bytes per load, and leaves one
 //    partial sum per thread for the host to add (no combining on the GPU). What a
 //    reduction costs beyond it is its combining and its finish.
+//  - The one-tile reduction: for n of at most one tile, a whole reduction by one block with
+//    nothing but the loads, a warp-shuffle block sum and one store (no tile loop, no
+//    misaligned head, no finish): what a one-block launch of a stage is measured against.
 //  - Batches: K reductions (or K launch floors) one after another, submitted as K launches
 //    into a stream or replayed as one captured CUDA Graph (cuda_graph.h), per reduction.
 #pragma once
@@ -32,6 +35,12 @@ template <typename T>
 Record bench_launch_after_query(const DeviceInput<T>& input, BenchContext& context);
 template <typename T>
 Record bench_read_floor(const DeviceInput<T>& input, BenchContext& context);
+// The largest n the one-tile reduction takes (4,096 for 4-byte T, 2,048 for double); it
+// throws std::invalid_argument for more.
+template <typename T>
+std::size_t one_tile_capacity();
+template <typename T>
+Record bench_one_tile(const DeviceInput<T>& input, BenchContext& context);
 
 // The inputs of a batch: copies of one input, as many as it takes for none to be still in
 // L2 when its turn comes (more than twice L2 in all, or one per reduction), so that every

@@ -2,7 +2,8 @@
 //
 // At each n, in one run, on one input: the launch floor (one launch that reads nothing),
 // the same launch after an occupancy query (what asking on every call would cost), the
-// read floor (one launch that reads the n values and combines nothing), every stage,
+// read floor (one launch that reads the n values and combines nothing), up to one tile the
+// one-tile reduction (one block, nothing but the reduction), every stage,
 // and CUB; each time also as a multiple of the ideal, launch floor + bytes / peak. With
 // --batch K, also K reductions one after another, as K launches into a stream and as one
 // replay of the same K captured in a CUDA Graph, per reduction, against the floor of K
@@ -154,6 +155,7 @@ std::vector<Row> measure_at(const DeviceInput<T>& input, const std::vector<std::
     rows.emplace_back("floor", bench_launch_floor(input, context)).launch_floor = true;
     rows.emplace_back("floor", bench_launch_after_query(input, context));
     rows.emplace_back("floor", bench_read_floor(input, context));
+    if (input.n > 0 && input.n <= one_tile_capacity<T>()) rows.emplace_back("floor", bench_one_tile(input, context));
     for (const auto& [stage, config] : runs) rows.emplace_back("stage", bench_stage(*stage, config, input, context));
     rows.emplace_back("cub", bench_cub(input, context));
     if (cub_has_not_guaranteed()) rows.emplace_back("cub", bench_cub_not_guaranteed(input, context));

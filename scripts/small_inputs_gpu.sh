@@ -132,25 +132,30 @@ if [[ -n $nsys ]]; then
             fi
             echo "## $type: kernel durations (cuda_gpu_kern_sum): $nsys profile --trace=cuda $small ${args[*]}"
             "$nsys" stats --force-export=true --report cuda_gpu_kern_sum --format csv build/one_tile_$type.nsys-rep 2>/dev/null |
-                grep -E 'Med \(ns\)|shuffle_vector_single_pass|SingleTile' >build/one_tile_$type.csv || true
+                grep -E 'Med \(ns\)|shuffle_vector_single_pass|SingleTile|one_tile_sum' >build/one_tile_$type.csv || true
             cat build/one_tile_$type.csv
             # Instances and Med (ns) are the 3rd and 5th fields; only the quoted name holds commas.
-            awk -F, -v type=$type '/shuffle_vector_single_pass|SingleTile/ {
-                name = $0 ~ /SingleTile/ ? "DeviceReduceSingleTileKernel" : "shuffle_vector_single_pass"
+            awk -F, -v type=$type '/shuffle_vector_single_pass|SingleTile|one_tile_sum/ {
+                name = $0 ~ /SingleTile/ ? "DeviceReduceSingleTileKernel" : $0 ~ /one_tile_sum/ ? "one_tile_sum" : "shuffle_vector_single_pass"
                 printf "# median of %s, %s: %.2f us (%d launches)\n", name, type, $5 / 1000, $3 }' build/one_tile_$type.csv
         done
         ncu=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)
         if [[ -n $ncu ]]; then
             args=(--stages reduce7 --type int --n 2^12 --iters 3 --warmup 1)
-            echo "## int: Nsight Compute, one launch of each (base clocks): $ncu --kernel-name regex:'shuffle_vector|SingleTile' --launch-skip 4 --launch-count 2 ... $small ${args[*]}"
-            "$ncu" --log-file build/one_tile_ncu.csv --csv --page details --kernel-name regex:'shuffle_vector|SingleTile' \
-                --launch-skip 4 --launch-count 2 --section LaunchStats --section SpeedOfLight --section InstructionStats \
+            kernels='shuffle_vector|SingleTile|one_tile_sum'
+            echo "## int: Nsight Compute, every launch of the three (base clocks), the last of each shown: $ncu --kernel-name regex:'$kernels' ... $small ${args[*]}"
+            "$ncu" --log-file build/one_tile_ncu.csv --csv --page details --kernel-name regex:"$kernels" \
+                --section LaunchStats --section SpeedOfLight --section InstructionStats \
                 "$small" "${args[@]}" >/dev/null 2>&1 || true
+            # The last launch's value of each (kernel, metric); names cut at their parameter list.
             grep -E '"(Duration|Elapsed Cycles|Executed Instructions|Registers Per Thread|Grid Size|Block Size)"' build/one_tile_ncu.csv |
-                awk -F'","' '{ sub(/\(.*/, "", $5); sub(/",?$/, "", $15); print $5 " | " $13 " = " $15 " " $14 }' || true
+                awk -F'","' '{ sub(/\(.*/, "", $5); sub(/",?$/, "", $15); key = $5 " | " $13
+                               if (!(key in value)) order[++n] = key; value[key] = $15 " " $14 }
+                             END { for (i = 1; i <= n; ++i) print order[i] " = " value[order[i]] }' || true
             grep '"Executed Instructions"' build/one_tile_ncu.csv |
-                awk -F'","' '{ name = $5 ~ /SingleTile/ ? "DeviceReduceSingleTileKernel" : "shuffle_vector_single_pass"
-                               value = $15; gsub(/[",]/, "", value); printf "# executed instructions, %s: %s\n", name, value }' || true
+                awk -F'","' '{ name = $5 ~ /SingleTile/ ? "DeviceReduceSingleTileKernel" : $5 ~ /one_tile_sum/ ? "one_tile_sum" : "shuffle_vector_single_pass"
+                               v = $15; gsub(/[",]/, "", v); if (!(name in value)) order[++n] = name; value[name] = v }
+                             END { for (i = 1; i <= n; ++i) printf "# executed instructions, %s: %s\n", order[i], value[order[i]] }' || true
         fi
     } >"$one_tile"
     say "wrote $one_tile"

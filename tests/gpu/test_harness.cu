@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <vector>
 
 #include "benchmark.h"
@@ -171,23 +172,26 @@ TEST_F(Harness, ZeroElementsSumToZero) {
     }
 }
 
-// docs/11's floors and batches are checked like a stage: each verifies at sizes with a
-// partial vector and a partial block, and a stage that drops, repeats or skips an element
-// fails in a batch too, in a stream and in a graph. A stream of its own: a graph cannot be
-// captured from the legacy default stream.
+// docs/11's floors, the one-tile reduction and the batches are checked like a stage: each
+// verifies at one value, at sizes with a partial vector and a partial block, and at one
+// whole tile; a stage that drops, repeats or skips an element fails in a batch too, in a
+// stream and in a graph. A stream of its own: a graph cannot be captured from the legacy
+// default stream.
 TEST_F(Harness, FixedCostFloorsAndBatchesVerify) {
     CudaStream stream;
     BenchContext ctx{*device, options, *flusher, stream};
-    for (std::size_t n : {std::size_t{1000}, (std::size_t{1} << 20) + 3}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{1003}, one_tile_capacity<float>(), (std::size_t{1} << 20) + 3}) {
         const DeviceInput<float> input = make_device_input<float>(n, 5);
         std::vector<Record> records = {bench_launch_floor(input, ctx), bench_launch_after_query(input, ctx),
                                        bench_read_floor(input, ctx)};
+        if (n <= one_tile_capacity<float>()) records.push_back(bench_one_tile(input, ctx));
         const BatchInputs<float> batch = make_batch_inputs(input, 3, device->l2_bytes, stream);
         for (Submission how : {Submission::Stream, Submission::Graph}) {
             records.push_back(bench_floor_batch(batch, how, ctx));
             records.push_back(bench_read_floor_batch(batch, how, ctx));
             records.push_back(bench_stage_batch(*all_stages().back(), run_config(options), batch, how, ctx));
         }
+        if (n > one_tile_capacity<float>()) EXPECT_THROW(bench_one_tile(input, ctx), std::invalid_argument);
         for (const Record& r : records) {
             EXPECT_TRUE(r.verified) << r.kernel << " [" << r.variant << "] n=" << n << ": " << r.check;
             EXPECT_EQ(r.failed_runs, 0) << r.kernel << " [" << r.variant << "] n=" << n;

@@ -113,8 +113,10 @@ RunDescription describe(Team& team, const MultiGpuOptions& options, const Proces
     run.method = "median of " + std::to_string(options.iters) + " timed runs after 1 checked run and " +
                  std::to_string(options.warmup) + " warm-ups; before each run of the reduction every GPU's L2 is " +
                  "flushed; each GPU's sum is enqueued behind a gate kernel the host opens once (so the GPUs " +
-                 "start together and reduce7's launch is outside the timed region), then the collective is issued" +
-                 (team.one_process_per_gpu() ? ", each process after a barrier" : "") +
+                 "start together and reduce7's launch is outside the timed region), " +
+                 (options.gate_after_flush ? "opened only once every GPU's flush has finished (--gate-after-flush), "
+                                           : "") +
+                 "then the collective is issued" + (team.one_process_per_gpu() ? ", each process after a barrier" : "") +
                  "; every run's result is checked";
     return run;
 }
@@ -172,6 +174,7 @@ int run(const MultiGpuOptions& options, const ProcessLayout& layout) {
         request.collective = options.collective;
         request.warmup = options.warmup;
         request.iters = options.iters;
+        request.gate_after_flush = options.gate_after_flush;
         if (options.baseline) baseline = single_gpu_baseline<T>(*team, request, expected);
         else baseline.why_not = "--no-baseline";
         reduction_result = reduce_across_gpus<T>(*team, request, expected);

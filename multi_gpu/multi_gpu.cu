@@ -418,7 +418,7 @@ struct ShardOnGpu {
     DeviceBuffer<T> values;
     DeviceBuffer<unsigned char> workspace;
     DeviceBuffer<T> result;  // the shard's sum, then (in place) the collective's
-    CudaEvent start, local_done, stop;
+    CudaEvent flushed, start, local_done, stop;
     GpuRuns runs;
 
     // Allocates on the current device, which must be gpu's.
@@ -536,6 +536,7 @@ ReductionResult reduce_across_gpus(Team& team, const ReductionRequest& request, 
             CUDA_CHECK(cudaSetDevice(gpu.device));
             gpu.flusher->flush(*gpu.stream);
             CUDA_CHECK(cudaMemsetAsync(part.result.get(), kPoisonByte, sizeof(T), *gpu.stream));
+            CUDA_CHECK(cudaEventRecord(part.flushed, *gpu.stream));
             gate.enqueue(i, *gpu.stream);
             CUDA_CHECK(cudaEventRecord(part.start, *gpu.stream));
             std::size_t count = part.shard.count;
@@ -552,6 +553,9 @@ ReductionResult reduce_across_gpus(Team& team, const ReductionRequest& request, 
         // until the gate's 2 s limit), so it must not be issued behind a closed gate. The
         // GPUs are summing their shards while the host issues it, so its launch stays hidden
         // unless a shard's sum is shorter than a launch (a few microseconds).
+        if (request.gate_after_flush) {  // every GPU done flushing, waiting at its gate
+            for (auto& part : parts) CUDA_CHECK(cudaEventSynchronize(part->flushed));
+        }
         gate.open();
         // ... then one collective combines the G values, in place in each result.
         if (!request.skip_collective) {

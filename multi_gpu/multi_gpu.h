@@ -142,6 +142,11 @@ struct ReductionRequest {
     // Fault injection, for the tests only: no collective at all, so each GPU keeps its own
     // partial sum and every check of the total must fail.
     bool skip_collective = false;
+    // The start-skew experiment (docs/09-multi-gpu.md): the host waits until every GPU's L2
+    // flush has finished before it opens the gate. Without it, a GPU whose flush is still
+    // running when the gate opens starts late (the skew the chapter measured, attributed to
+    // this but not yet tested).
+    bool gate_after_flush = false;
 };
 
 // The sum of the n-element input (common/input.h, integer data) across the team: each GPU

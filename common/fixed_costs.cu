@@ -164,21 +164,15 @@ std::string batch_label(int size, Submission how) {
 
 std::string_view submission_name(Submission how) { return how == Submission::Graph ? "graph" : "stream"; }
 
-// One launch floor per timed run; with `query_first`, preceded in the timed region by the
-// three queries a launcher makes to size a one-wave grid (stage.h), asked afresh: host work
-// between the start event and the launch, which the GPU waits through.
-template <typename T>
-Record time_launch_floor(Record r, const DeviceInput<T>& input, bool query_first, BenchContext& context) {
+// One launch per timed run, enqueued by launch(out), that leaves one value at `out`: poisoned
+// before every run and checked after it, as a reduction's result.
+template <typename T, typename Launch>
+Record time_one_result(Record r, const DeviceInput<T>& input, BenchContext& context, Launch&& launch) {
     DeviceBuffer<T> result(1);
-    const T sum = given_sum(input);
     const TimedRuns runs = time_runs(
         label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
         [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
-        [&] {
-            if (query_first) (void)query_resident_blocks(read_only<T>, kReadBlock, 0);
-            store_given_sum<<<1, 1, 0, context.stream>>>(result.get(), sum);
-            CUDA_CHECK_LAUNCH();
-        },
+        [&] { launch(result.get()); },
         [&] { return read_and_check(result.get(), input.expected, context.stream); });
     finish_record(r, runs, input);
     return r;
@@ -186,16 +180,28 @@ Record time_launch_floor(Record r, const DeviceInput<T>& input, bool query_first
 
 template <typename T>
 Record bench_launch_floor(const DeviceInput<T>& input, BenchContext& context) {
-    return time_launch_floor(
+    const T sum = given_sum(input);
+    return time_one_result(
         new_record("floor", std::string(kLaunchFloorKernel), "launch: 1 thread, no reads", input, 0, 1, context), input,
-        false, context);
+        context, [&](T* out) {
+            store_given_sum<<<1, 1, 0, context.stream>>>(out, sum);
+            CUDA_CHECK_LAUNCH();
+        });
 }
 
+// The launch floor preceded, in the timed region, by the three queries a launcher makes to
+// size a one-wave grid (stage.h), asked afresh: host work between the start event and the
+// launch, which the GPU waits through.
 template <typename T>
 Record bench_launch_after_query(const DeviceInput<T>& input, BenchContext& context) {
-    return time_launch_floor(
+    const T sum = given_sum(input);
+    return time_one_result(
         new_record("floor", std::string(kLaunchFloorKernel), std::string(kAfterQueryVariant), input, 0, 1, context),
-        input, true, context);
+        input, context, [&](T* out) {
+            (void)query_resident_blocks(read_only<T>, kReadBlock, 0);
+            store_given_sum<<<1, 1, 0, context.stream>>>(out, sum);
+            CUDA_CHECK_LAUNCH();
+        });
 }
 
 template <typename T>
@@ -235,20 +241,13 @@ Record bench_one_tile(const DeviceInput<T>& input, BenchContext& context) {
         throw std::invalid_argument("the one-tile reduction takes at most " + std::to_string(one_tile_capacity<T>()) +
                                     " values, not " + std::to_string(input.n));
     }
-    Record r = new_record("floor", "one_tile_sum", "reduce: 1 block, no tile loop", input, input.n * sizeof(T),
-                          kReadBlock, context);
-    DeviceBuffer<T> result(1);
-    const TimedRuns runs = time_runs(
-        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
-        [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
-        [&] {
-            one_tile_sum<<<1, kReadBlock, 0, context.stream>>>(input.values.get(), static_cast<unsigned>(input.n),
-                                                               result.get());
+    return time_one_result(
+        new_record("floor", "one_tile_sum", "reduce: 1 block, no tile loop", input, input.n * sizeof(T), kReadBlock,
+                   context),
+        input, context, [&](T* out) {
+            one_tile_sum<<<1, kReadBlock, 0, context.stream>>>(input.values.get(), static_cast<unsigned>(input.n), out);
             CUDA_CHECK_LAUNCH();
-        },
-        [&] { return read_and_check(result.get(), input.expected, context.stream); });
-    finish_record(r, runs, input);
-    return r;
+        });
 }
 
 std::size_t batch_copies(std::size_t input_bytes, int size, std::size_t l2_bytes) {

@@ -93,6 +93,21 @@ timeline=$results/small_inputs_timeline.txt
 # Nsight Systems' CLI, or the one Nsight Compute carries (the lent H100s have only that one).
 nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems*/bin/nsys /usr/local/cuda/bin/nsys \
            /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1 || true)
+# nsys_profile NAME ARGS...: build/NAME.nsys-rep from small_inputs ARGS. Where nsys leaves a
+# .qdstrm it could not import, its QdstrmImporter makes the report, with NSYS_EXTRA_LIBS on
+# the library path (see the header).
+nsys_profile() {
+    local name=$1; shift
+    rm -f build/$name.nsys-rep build/$name.qdstrm
+    "$nsys" profile --trace=cuda --force-overwrite=true --output build/$name "$small" "$@" >/dev/null 2>&1 || true
+    if [[ ! -f build/$name.nsys-rep && -f build/$name.qdstrm ]]; then
+        local importer
+        importer=$(ls "$(dirname "$nsys")"/../*/QdstrmImporter /opt/nvidia/nsight-*/*/host/*/QdstrmImporter 2>/dev/null | head -1 || true)
+        [[ -n $importer ]] && LD_LIBRARY_PATH=${NSYS_EXTRA_LIBS:+$NSYS_EXTRA_LIBS:}${LD_LIBRARY_PATH:-} \
+            "$importer" -i build/$name.qdstrm >build/${name}_import.log 2>&1 || true
+    fi
+    return 0  # no report: the stats step below says so in the results file
+}
 if [[ -n $nsys ]]; then
     say "nsys: reduce7 at n = 2^20 int, --finish two-pass vs pdl, single reductions in a stream"
     {
@@ -100,13 +115,7 @@ if [[ -n $nsys ]]; then
         echo "# each row: one reduction's first pass and its one-block second pass (scripts/pass_gaps.py)"
         for finish in two-pass pdl; do
             args=(--stages reduce7 --type int --n 2^20 --finish $finish --iters 40 --warmup 2)
-            rm -f build/timeline_$finish.nsys-rep build/timeline_$finish.qdstrm
-            "$nsys" profile --trace=cuda --force-overwrite=true --output build/timeline_$finish "$small" "${args[@]}" >/dev/null 2>&1 || true
-            if [[ ! -f build/timeline_$finish.nsys-rep && -f build/timeline_$finish.qdstrm ]]; then
-                importer=$(ls "$(dirname "$nsys")"/../*/QdstrmImporter /opt/nvidia/nsight-*/*/host/*/QdstrmImporter 2>/dev/null | head -1 || true)
-                [[ -n $importer ]] && LD_LIBRARY_PATH=${NSYS_EXTRA_LIBS:+$NSYS_EXTRA_LIBS:}${LD_LIBRARY_PATH:-} \
-                    "$importer" -i build/timeline_$finish.qdstrm >build/timeline_import_$finish.log 2>&1 || true
-            fi
+            nsys_profile timeline_$finish "${args[@]}"
             echo "## --finish $finish: $nsys profile --trace=cuda $small ${args[*]}"
             "$nsys" stats --force-export=true --report cuda_gpu_trace --format csv build/timeline_$finish.nsys-rep 2>/dev/null |
                 scripts/pass_gaps.py shuffle_vector_single_pass || echo "# pass_gaps.py: no pairs (above)"
@@ -124,12 +133,7 @@ if [[ -n $nsys ]]; then
         echo "# GPU: $gpu; commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD)}; $(date -u '+%Y-%m-%d %H:%M UTC')"
         for type in int float; do
             args=(--stages reduce7 --type $type --n 2^12 --iters 200 --warmup 5)
-            rm -f build/one_tile_$type.nsys-rep build/one_tile_$type.qdstrm
-            "$nsys" profile --trace=cuda --force-overwrite=true --output build/one_tile_$type "$small" "${args[@]}" >/dev/null 2>&1 || true
-            if [[ ! -f build/one_tile_$type.nsys-rep && -f build/one_tile_$type.qdstrm && -n ${importer:-} ]]; then
-                LD_LIBRARY_PATH=${NSYS_EXTRA_LIBS:+$NSYS_EXTRA_LIBS:}${LD_LIBRARY_PATH:-} \
-                    "$importer" -i build/one_tile_$type.qdstrm >/dev/null 2>&1 || true
-            fi
+            nsys_profile one_tile_$type "${args[@]}"
             echo "## $type: kernel durations (cuda_gpu_kern_sum): $nsys profile --trace=cuda $small ${args[*]}"
             "$nsys" stats --force-export=true --report cuda_gpu_kern_sum --format csv build/one_tile_$type.nsys-rep 2>/dev/null |
                 grep -E 'Med \(ns\)|shuffle_vector_single_pass|SingleTile|one_tile_sum' >build/one_tile_$type.csv || true

@@ -466,6 +466,11 @@ void disable_nvlink_multicast() {
     setenv("NVSHMEM_DISABLE_NVLS", "1", 1);
 }
 
+std::string nccl_protocol_setting() {
+    const char* value = std::getenv("NCCL_PROTO");
+    return value && *value ? value : "default";
+}
+
 std::string nvlink_multicast_line() {
     std::string line = "NVLink multicast (NVLS) off:";
     for (const char* name : {"NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS"}) {

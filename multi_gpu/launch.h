@@ -142,3 +142,6 @@ void remove_unique_id(const std::string& path);
 void disable_nvlink_multicast();
 // "NVLink multicast (NVLS) off: NCCL_NVLS_ENABLE=0 ..." from the environment as it is now.
 std::string nvlink_multicast_line();
+// The NCCL protocol this process runs with: NCCL_PROTO's value ("LL", "LL128", "Simple", or a
+// list NCCL accepts), or "default" when it is unset, and NCCL picks one per call by size.
+std::string nccl_protocol_setting();

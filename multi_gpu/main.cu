@@ -53,6 +53,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <iostream>
 #include <new>
@@ -97,7 +98,8 @@ RunDescription describe(Team& team, const MultiGpuOptions& options, const Proces
         run.peak += "; the " + std::to_string(gpus) + " GPUs' peaks add up to " + fixed(*peaks, 0) +
                     " GB/s";
     }
-    run.software = describe_software(gpu.info) + "; " + nccl_version_text();
+    run.software = describe_software(gpu.info) + "; " + nccl_version_text() + ", protocol " +
+                   (std::getenv("NCCL_PROTO") ? "NCCL_PROTO=" + nccl_protocol_setting() : "NCCL's choice per call");
     const std::string type(type_name(options.type));
     if (options.measure != Measure::AllReduce) {
         const std::string power = count_text(options.n);
@@ -199,7 +201,7 @@ int run(const MultiGpuOptions& options, const ProcessLayout& layout) {
     }
     if (options.csv && reporter) {
         write_multi_gpu_csv(std::cout, reduction ? &reduction_result : nullptr, reduction ? &baseline : nullptr,
-                            vector ? &allreduce_result : nullptr);
+                            vector ? &allreduce_result : nullptr, nccl_protocol_setting());
     }
     team->close();
     if (table && reporter && !verified) std::cout << "Some results failed verification: see the check lines.\n";

@@ -506,6 +506,7 @@ ReductionResult reduce_across_gpus(Team& team, const ReductionRequest& request, 
     result.n = n;
     result.type = value_type_of<T>();
     result.collective = request.collective;
+    result.gate_after_flush = request.gate_after_flush;
     result.warmup = request.warmup;
     result.iters = request.iters;
     result.expected = want.exact;

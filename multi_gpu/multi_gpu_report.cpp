@@ -218,12 +218,12 @@ const std::vector<std::string>& multi_gpu_csv_columns() {
         "measurement", "collective", "gpus", "rank", "device", "host", "type", "n", "bytes", "shard_begin",
         "shard_count", "runs", "median_ms", "min_ms", "max_ms", "local_median_ms", "collective_median_us", "gbps",
         "pct_peak", "peak_gbps", "single_gpu_gbps", "scaling", "algbw_gbps", "busbw_gbps", "link_peak_gbps",
-        "pct_link_peak", "verified", "checked", "failed", "check"};
+        "pct_link_peak", "verified", "checked", "failed", "check", "gate_after_flush", "nccl_proto"};
     return columns;
 }
 
 void write_multi_gpu_csv(std::ostream& out, const ReductionResult* reduction, const BaselineResult* baseline,
-                         const AllReduceResult* allreduce, bool with_header) {
+                         const AllReduceResult* allreduce, const std::string& nccl_proto, bool with_header) {
     std::vector<CsvRow> rows;
     if (reduction) {
         const ReductionResult& r = *reduction;
@@ -233,6 +233,7 @@ void write_multi_gpu_csv(std::ostream& out, const ReductionResult* reduction, co
         const std::string gpus = std::to_string(r.gpus.size());
         const std::size_t bytes = r.n * value_bytes;
         const double total_gbps = gbps(static_cast<double>(bytes), r.run.median);
+        const std::string gate = r.gate_after_flush ? "yes" : "no";
         if (baseline && baseline->ran) {
             const BaselineResult& b = *baseline;
             rows.push_back({{"measurement", "single_gpu"}, {"collective", "none"}, {"gpus", "1"}, {"rank", "0"},
@@ -266,7 +267,8 @@ void write_multi_gpu_csv(std::ostream& out, const ReductionResult* reduction, co
                             {"peak_gbps", csv_number(gpu.gpu.peak_gbps, 1)},
                             {"verified", gpu.failed == 0 ? "true" : "false"}, {"checked", std::to_string(gpu.checked)},
                             {"failed", std::to_string(gpu.failed)},
-                            {"check", gpu.checked ? (gpu.failed ? gpu.first_failure : "exact") : "not checked"}});
+                            {"check", gpu.checked ? (gpu.failed ? gpu.first_failure : "exact") : "not checked"},
+                            {"gate_after_flush", gate}, {"nccl_proto", nccl_proto}});
         }
         std::vector<RankInfo> members;
         for (const GpuRuns& gpu : r.gpus) members.push_back(gpu.gpu);
@@ -286,7 +288,8 @@ void write_multi_gpu_csv(std::ostream& out, const ReductionResult* reduction, co
                         {"peak_gbps", csv_number(peaks, 1)}, {"single_gpu_gbps", csv_number(single, 1)},
                         {"scaling", csv_number(scaling, 3)}, {"verified", r.verified() ? "true" : "false"},
                         {"checked", std::to_string(r.checked)}, {"failed", std::to_string(r.failed)},
-                        {"check", r.partials_ok ? r.check : r.check + "; " + r.partials_check}});
+                        {"check", r.partials_ok ? r.check : r.check + "; " + r.partials_check},
+                        {"gate_after_flush", gate}, {"nccl_proto", nccl_proto}});
     }
     if (allreduce && allreduce->ran) {
         const AllReduceResult& a = *allreduce;
@@ -299,7 +302,7 @@ void write_multi_gpu_csv(std::ostream& out, const ReductionResult* reduction, co
                         {"algbw_gbps", csv_number(a.algbw_gbps, 2)}, {"busbw_gbps", csv_number(a.busbw_gbps, 2)},
                         {"link_peak_gbps", csv_number(a.link.gbps, 1)}, {"pct_link_peak", csv_number(pct_link, 2)},
                         {"verified", a.verified() ? "true" : "false"}, {"checked", std::to_string(a.checked_elements)},
-                        {"failed", std::to_string(a.mismatches)}, {"check", a.check}});
+                        {"failed", std::to_string(a.mismatches)}, {"check", a.check}, {"nccl_proto", nccl_proto}});
         if (a.peer_copy) {
             rows.push_back({{"measurement", "peer_copy"}, {"collective", "none"}, {"gpus", std::to_string(a.gpus)},
                             {"type", "float"}, {"n", std::to_string(a.elements)}, {"bytes", std::to_string(a.bytes)},

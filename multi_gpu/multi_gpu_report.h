@@ -35,7 +35,10 @@ void print_allreduce(std::ostream& out, const AllReduceResult& result);
 std::string rank_summary_line(const ReductionResult& result, int rank);
 
 // One row per measurement: the single-GPU baseline, each GPU, the aggregate, the all-reduce.
-// Columns a measurement does not have are empty.
+// Columns a measurement does not have are empty. `nccl_proto` names the NCCL protocol the
+// collectives ran with (nccl_protocol_setting(): NCCL_PROTO, or "default"), so that rows of
+// runs with different protocols can share one file; the reduction's rows also say whether
+// the gate opened after every flush (--gate-after-flush).
 const std::vector<std::string>& multi_gpu_csv_columns();
 void write_multi_gpu_csv(std::ostream& out, const ReductionResult* reduction, const BaselineResult* baseline,
-                         const AllReduceResult* allreduce, bool with_header = true);
+                         const AllReduceResult* allreduce, const std::string& nccl_proto, bool with_header = true);

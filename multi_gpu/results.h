@@ -38,6 +38,7 @@ struct ReductionResult {
     std::size_t n = 0;
     ValueType type = ValueType::Float32;
     Collective collective = Collective::AllReduce;
+    bool gate_after_flush = false;  // the start gate opened only once every GPU's flush ended
     int warmup = 0, iters = 0;
     std::vector<GpuRuns> gpus;  // every rank of the job, in rank order
     double value = 0;           // rank 0's first result

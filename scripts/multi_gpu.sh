@@ -13,14 +13,20 @@
 #   table        multi_gpu.txt, multi_gpu.csv
 #                                         n = 2^33 float and int over 2 GPUs, with ncclAllReduce and
 #                                         with ncclReduce: the table, and --csv (one row per measurement)
-#   scaling      multi_gpu_scaling.csv    the reduction at n = 2^24, 2^26 ... 2^32 float on 1 and 2 GPUs
+#   skew         multi_gpu_skew.csv       the start-skew A/B: n = 2^24, 2^28 (three times each) and 2^33
+#                                         float on 2 GPUs, with and without --gate-after-flush, alternating
+#   scaling      multi_gpu_scaling.csv    the reduction at n = 2^24, 2^26 ... 2^32 and 2^33 float on 1 and
+#                                         2 GPUs, with --gate-after-flush
 #   processes    multi_gpu_processes.txt  n = 2^33 float with one process per GPU (--rank, --id-file), as
 #                                         mpirun or srun would start it across machines: rank 0's table
-#   protocols    multi_gpu_nccl.txt       the all-reduce of 2^28 floats with each NCCL protocol forced
-#                                         (NCCL_PROTO=Simple, LL128, LL), and what NCCL_DEBUG=INFO says it
-#                                         chose and how it connected the GPUs
-#   allreduce    allreduce.csv            the element-wise all-reduce of 2^20, 2^22 ... 2^30 floats on
-#                                         2 GPUs: latency-bound when small, bandwidth-bound when large
+#   protocols    multi_gpu_protocols.csv  each NCCL protocol forced (NCCL_PROTO=LL, LL128, Simple): the
+#                                         all-reduce of 1 float and of 2^10, 2^12 ... 2^28 floats, and the
+#                                         one-value collective inside the sum of 2^24 floats
+#                multi_gpu_nccl.txt       what NCCL_DEBUG=INFO says: how it connected the GPUs, its own
+#                                         model of each algorithm's and protocol's latency and bandwidth,
+#                                         and the algorithm and protocol it chose for each size
+#   allreduce    allreduce.csv            the element-wise all-reduce of 1 float and of 2^10, 2^12 ...
+#                                         2^30 floats on 2 GPUs with NCCL's own choice of protocol
 #
 # MULTI_GPU_GPUS=N measures on N GPUs instead of 2 (the scaling part: 1 and N).
 set -euo pipefail
@@ -37,7 +43,7 @@ if [[ ${1:-} == --build ]]; then
 fi
 out=${1:-docs/results}
 shift || true
-parts=${*:-topology each table scaling processes protocols allreduce}
+parts=${*:-topology each table skew scaling processes protocols allreduce}
 gpus=${MULTI_GPU_GPUS:-2}
 exe=$build/bin/reduce_multi_gpu
 [[ -x $exe ]] || { echo "multi_gpu.sh: $exe not found: build first (README.md; NCCL_ROOT if NCCL is not found)" >&2; exit 3; }
@@ -112,11 +118,26 @@ if wanted table; then
     } | tee "$out/multi_gpu.txt"
 fi
 
+if wanted skew; then
+    # Does GPU 1 start late because its L2 flush is still running when the gate opens? The
+    # same sums with the gate opened at once (A) and only after every flush has ended (B),
+    # alternating, so that a drift of the machine shows as a spread, not as an effect.
+    rm -f "$out/multi_gpu_skew.csv"
+    for k in 24 28 24 28 24 28 33; do
+        for gate in "" --gate-after-flush; do
+            csv_into "$out/multi_gpu_skew.csv" $exe --gpus "$gpus" --n 2^$k --type float --measure reduction \
+                --no-baseline --iters 50 $gate --csv
+        done
+    done
+    cat "$out/multi_gpu_skew.csv"
+fi
+
 if wanted scaling; then
     rm -f "$out/multi_gpu_scaling.csv"
     for g in 1 "$gpus"; do
-        for k in 24 26 28 30 32; do
-            csv_into "$out/multi_gpu_scaling.csv" $exe --gpus "$g" --n 2^$k --type float --measure reduction --iters 50 --csv
+        for k in 24 26 28 30 32 33; do
+            csv_into "$out/multi_gpu_scaling.csv" $exe --gpus "$g" --n 2^$k --type float --measure reduction \
+                --gate-after-flush --iters 50 --csv
         done
     done
     cat "$out/multi_gpu_scaling.csv"
@@ -140,28 +161,53 @@ if wanted processes; then
 fi
 
 if wanted protocols; then
+    sizes="1 2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28"
+    # NCCL's own account: INIT and GRAPH say how it connected the GPUs; TUNING prints, at
+    # init, its model of each algorithm's and protocol's latency and bandwidth, and for each
+    # call the algorithm and protocol it chose. One untimed call per size (--iters 1).
     {
         environment
-        log=$(mktemp)
-        echo "\$ NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,COLL $exe --gpus $gpus --measure allreduce --vector 2^28 --iters 3 --warmup 1"
+        log=$(mktemp -d)
+        echo "\$ NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING NCCL_DEBUG_FILE=LOG $exe --gpus $gpus --measure allreduce --vector 2^28 --iters 3 --warmup 1"
         echo "(the lines about transports, channels, algorithms and protocols, each with how often it appeared)"
-        NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING,COLL $exe --gpus "$gpus" --measure allreduce --vector 2^28 \
-            --iters 3 --warmup 1 >"$log" 2>&1 || true
-        grep -E "NCCL INFO" "$log" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" |
-            sed -E 's/^[^ ]+ +[0-9]+:[0-9]+ +\[[0-9]+\] //' | sort | uniq -c | sort -rn | sed -n 1,40p  # sed reads all: head would end the pipe early (SIGPIPE under pipefail)
-        rm -f "$log"
-        for proto in Simple LL128 LL; do
+        NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING NCCL_DEBUG_FILE="$log/init.%p.log" $exe --gpus "$gpus" \
+            --measure allreduce --vector 2^28 --iters 3 --warmup 1 >/dev/null 2>&1 || true
+        cat "$log"/init.*.log | grep -E "NCCL INFO" | grep -vE "\|" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" |
+            sed -E 's/^.*NCCL INFO //' | sort | uniq -c | sort -rn | sed -n 1,40p || true  # sed reads all: head would end the pipe early (SIGPIPE under pipefail)
+        echo
+        echo "NCCL's model of each algorithm and protocol, as its TUNING lines print it at init (latency in us / bandwidth in GB/s), from one log:"
+        first=$(ls "$log"/init.*.log 2>/dev/null | head -1 || true)
+        [[ -n $first ]] && grep -E "NCCL INFO" "$first" | grep -E "\|" | sed -E 's/^.*NCCL INFO //' | sed -n 1,40p || true
+        for v in $sizes; do
             echo
-            echo "\$ NCCL_PROTO=$proto $exe --gpus $gpus --measure allreduce --vector 2^28 --iters 20"
-            NCCL_PROTO=$proto $exe --gpus "$gpus" --measure allreduce --vector 2^28 --iters 20 | grep -E "^  (time|busbw|check)"
+            echo "\$ NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE=LOG $exe --gpus $gpus --measure allreduce --vector $v --iters 1 --warmup 0"
+            NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE="$log/size.%p.log" $exe --gpus "$gpus" \
+                --measure allreduce --vector "$v" --iters 1 --warmup 0 >/dev/null 2>&1 || true
+            cat "$log"/size.*.log | grep -E "NCCL INFO" | grep -vE "\|" | grep -E "Bytes|[Aa]lgo|proto" |
+                sed -E 's/^.*NCCL INFO //; s/(opCount|sendbuff|recvbuff|comm|stream) [0-9a-fx]+ ?//g' |
+                sort | uniq -c | sort -rn | sed -n 1,8p || true
+            rm -f "$log"/size.*.log
         done
+        rm -rf "$log"
     } 2>&1 | tee "$out/multi_gpu_nccl.txt"
+    # The timed table: each protocol forced, the same sizes, and the one-value collective as
+    # the reduction issues it (the collective column, gate opened after the flushes).
+    rm -f "$out/multi_gpu_protocols.csv"
+    for proto in LL LL128 Simple; do
+        for v in $sizes; do
+            csv_into "$out/multi_gpu_protocols.csv" env NCCL_PROTO=$proto $exe --gpus "$gpus" --measure allreduce \
+                --vector "$v" --iters 50 --csv
+        done
+        csv_into "$out/multi_gpu_protocols.csv" env NCCL_PROTO=$proto $exe --gpus "$gpus" --n 2^24 --type float \
+            --measure reduction --gate-after-flush --no-baseline --iters 50 --csv
+    done
+    cat "$out/multi_gpu_protocols.csv"
 fi
 
 if wanted allreduce; then
     rm -f "$out/allreduce.csv"
-    for k in 20 22 24 26 28 30; do
-        csv_into "$out/allreduce.csv" $exe --gpus "$gpus" --measure allreduce --vector 2^$k --iters 50 --csv
+    for v in 1 2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28 2^30; do
+        csv_into "$out/allreduce.csv" env -u NCCL_PROTO $exe --gpus "$gpus" --measure allreduce --vector "$v" --iters 50 --csv
     done
     cat "$out/allreduce.csv"
 fi

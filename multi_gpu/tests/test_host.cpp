@@ -566,7 +566,8 @@ TEST(MultiGpuReport, CsvHasOneRowPerMeasurementUnderTheDocumentedColumns) {
     allreduce.link = {450.0, "test"};
     allreduce.check = "exact";
     std::ostringstream out;
-    write_multi_gpu_csv(out, &reduction, &baseline, &allreduce);
+    reduction.gate_after_flush = true;
+    write_multi_gpu_csv(out, &reduction, &baseline, &allreduce, "LL");
     std::vector<std::string> lines;
     std::istringstream in(out.str());
     for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -579,6 +580,11 @@ TEST(MultiGpuReport, CsvHasOneRowPerMeasurementUnderTheDocumentedColumns) {
     EXPECT_EQ(lines[3].rfind("gpu,allreduce,2,1,", 0), 0u);
     EXPECT_EQ(lines[4].rfind("aggregate,", 0), 0u);
     EXPECT_EQ(lines[5].rfind("allreduce,", 0), 0u);
+    // The run's settings end the rows of the measurements they apply to: the gate only the
+    // reduction's, the protocol every collective's; the single GPU's neither.
+    EXPECT_EQ(lines[1].substr(lines[1].size() - 2), ",,") << lines[1];
+    for (int i : {2, 3, 4}) EXPECT_EQ(lines[i].substr(lines[i].size() - 7), ",yes,LL") << lines[i];
+    EXPECT_EQ(lines[5].substr(lines[5].size() - 4), ",,LL") << lines[5];
     for (const std::string& line : lines) {
         EXPECT_EQ(std::count(line.begin(), line.end(), ','), static_cast<long>(multi_gpu_csv_columns().size() - 1))
             << line;

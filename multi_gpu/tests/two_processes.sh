@@ -50,10 +50,14 @@ check() {
 }
 
 if [[ $mode == mpirun ]]; then
+    # What this mpirun needs to start anything here (as root, Open MPI needs to be told).
+    source "$(dirname "${BASH_SOURCE[0]}")/mpirun_probe.sh"
+    if ! mpirun_probe; then
+        echo "FAILED (mpirun): it starts no process on this machine"
+        exit 1
+    fi
     # Each rank writes its own file, named by the rank its launcher gave it.
-    as_root=()
-    [[ $(id -u) == 0 ]] && mpirun --help 2>&1 | grep -q allow-run-as-root && as_root=(--allow-run-as-root)
-    timeout 300 mpirun "${as_root[@]}" -np 2 bash -c \
+    timeout 300 env "${mpirun_env[@]}" mpirun -np 2 bash -c \
         'exec "$0" "${@}" >"'"$folder"'/rank${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-unknown}}.txt" 2>&1' \
         "$exe" "${common[@]}" >"$folder/mpirun.txt" 2>&1
     status=$?

@@ -234,6 +234,8 @@ MultiGpuOptions parse_multi_gpu_options(const std::vector<std::string>& args) {
             options.baseline = false;
         } else if (option == "--gate-after-flush") {
             options.gate_after_flush = true;
+        } else if (option == "--gate-at-once") {
+            options.gate_after_flush = false;
         } else if (option == "--link-peak-gbps") {
             const std::string& text = value();
             char* end = nullptr;
@@ -283,8 +285,9 @@ std::string multi_gpu_usage_text() {
            "  --allreduce-bytes B   the same, in bytes\n"
            "  --link-peak-gbps X    NVLink peak per GPU and direction, instead of NVML's\n"
            "  --no-baseline      do not time reduce7 on one GPU over the whole input\n"
-           "  --gate-after-flush open the start gate only once every GPU's L2 flush has finished\n"
-           "                     (the start-skew experiment of docs/09-multi-gpu.md)\n"
+           "  --gate-at-once     open the start gate as soon as every sum is enqueued, while the GPUs'\n"
+           "                     L2 flushes may still run (the start-skew A/B of docs/09-multi-gpu.md)\n"
+           "  --gate-after-flush open it only once every GPU's flush has finished (the default)\n"
            "  --csv              one CSV row per measurement instead of the table\n"
            "one process per GPU (how NCCL runs across machines):\n"
            "  --rank R --ranks N    this process's rank and the job's size; without them, the\n"

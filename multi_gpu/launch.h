@@ -42,7 +42,7 @@ struct MultiGpuOptions {
     std::size_t vector_elements = std::size_t{1} << 28;  // floats per GPU in the all-reduce: 1 GiB
     Measure measure = Measure::Both;
     bool baseline = true;                 // also time reduce7 on one GPU over the whole input
-    bool gate_after_flush = false;        // open the start gate only once every GPU's L2 flush is done
+    bool gate_after_flush = true;         // open the start gate only once every GPU's L2 flush is done
     std::optional<double> link_peak_gbps;  // overrides the NVLink peak NVML reports
     bool csv = false;
     bool help = false;

@@ -116,8 +116,8 @@ RunDescription describe(Team& team, const MultiGpuOptions& options, const Proces
                  std::to_string(options.warmup) + " warm-ups; before each run of the reduction every GPU's L2 is " +
                  "flushed; each GPU's sum is enqueued behind a gate kernel the host opens once (so the GPUs " +
                  "start together and reduce7's launch is outside the timed region), " +
-                 (options.gate_after_flush ? "opened only once every GPU's flush has finished (--gate-after-flush), "
-                                           : "") +
+                 (options.gate_after_flush ? "opened only once every GPU's flush has finished, "
+                                           : "opened as soon as every sum is enqueued (--gate-at-once), ") +
                  "then the collective is issued" + (team.one_process_per_gpu() ? ", each process after a barrier" : "") +
                  "; every run's result is checked";
     return run;

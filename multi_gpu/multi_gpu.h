@@ -142,11 +142,10 @@ struct ReductionRequest {
     // Fault injection, for the tests only: no collective at all, so each GPU keeps its own
     // partial sum and every check of the total must fail.
     bool skip_collective = false;
-    // The start-skew experiment (docs/09-multi-gpu.md): the host waits until every GPU's L2
-    // flush has finished before it opens the gate. Without it, a GPU whose flush is still
-    // running when the gate opens starts late (the skew the chapter measured, attributed to
-    // this but not yet tested).
-    bool gate_after_flush = false;
+    // The host waits until every GPU's L2 flush has finished before it opens the gate. Without
+    // it (--gate-at-once), a GPU whose flush is still running when the gate opens starts late:
+    // on two H100s GPU 1 started about 20 us after GPU 0 (docs/09-multi-gpu.md, the A/B).
+    bool gate_after_flush = true;
 };
 
 // The sum of the n-element input (common/input.h, integer data) across the team: each GPU
@@ -158,9 +157,9 @@ struct ReductionRequest {
 //
 // Timing: every timed run is enqueued whole on every GPU this process drives (L2 flush,
 // poison, a gate kernel, start event, reduce7, the collective, stop event) behind a gate
-// kernel that spins on a flag in pinned host memory; the host then opens the gate once, so
-// all the GPUs start within the time they take to see one host-memory write (about a
-// microsecond), and launch latency is outside the timed region, as in the single-GPU
+// kernel that spins on a flag in pinned host memory; once every GPU's flush has finished
+// (gate_after_flush) the host opens the gate, so all the GPUs start within the time they take
+// to see one host-memory write (about a microsecond), and launch latency is outside the timed region, as in the single-GPU
 // baseline (common/benchmark.cu records its start behind the L2 flush). With one process
 // per GPU each process opens its own gate right after a barrier: the skew between processes
 // (the barrier's return on each) remains.

@@ -14,9 +14,10 @@
 #                                         n = 2^33 float and int over 2 GPUs, with ncclAllReduce and
 #                                         with ncclReduce: the table, and --csv (one row per measurement)
 #   skew         multi_gpu_skew.csv       the start-skew A/B: n = 2^24, 2^28 (three times each) and 2^33
-#                                         float on 2 GPUs, with and without --gate-after-flush, alternating
+#                                         float on 2 GPUs, the gate opened at once (--gate-at-once) and
+#                                         after every L2 flush (--gate-after-flush, the default), alternating
 #   scaling      multi_gpu_scaling.csv    the reduction at n = 2^24, 2^26 ... 2^32 and 2^33 float on 1 and
-#                                         2 GPUs, with --gate-after-flush
+#                                         2 GPUs
 #   processes    multi_gpu_processes.txt  n = 2^33 float with one process per GPU (--rank, --id-file), as
 #                                         mpirun or srun would start it across machines: rank 0's table
 #   protocols    multi_gpu_protocols.csv  each NCCL protocol forced (NCCL_PROTO=LL, LL128, Simple): the
@@ -120,11 +121,12 @@ fi
 
 if wanted skew; then
     # Does GPU 1 start late because its L2 flush is still running when the gate opens? The
-    # same sums with the gate opened at once (A) and only after every flush has ended (B),
+    # same sums with the gate opened at once (A) and only after every flush has ended (B, the
+    # default since this A/B),
     # alternating, so that a drift of the machine shows as a spread, not as an effect.
     rm -f "$out/multi_gpu_skew.csv"
     for k in 24 28 24 28 24 28 33; do
-        for gate in "" --gate-after-flush; do
+        for gate in --gate-at-once --gate-after-flush; do
             csv_into "$out/multi_gpu_skew.csv" $exe --gpus "$gpus" --n 2^$k --type float --measure reduction \
                 --no-baseline --iters 50 $gate --csv
         done
@@ -137,7 +139,7 @@ if wanted scaling; then
     for g in 1 "$gpus"; do
         for k in 24 26 28 30 32 33; do
             csv_into "$out/multi_gpu_scaling.csv" $exe --gpus "$g" --n 2^$k --type float --measure reduction \
-                --gate-after-flush --iters 50 --csv
+                --iters 50 --csv
         done
     done
     cat "$out/multi_gpu_scaling.csv"
@@ -172,7 +174,7 @@ if wanted protocols; then
         echo "(the lines about transports, channels, algorithms and protocols, each with how often it appeared)"
         NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING NCCL_DEBUG_FILE="$log/init.%p.log" $exe --gpus "$gpus" \
             --measure allreduce --vector 2^28 --iters 3 --warmup 1 >/dev/null 2>&1 || true
-        cat "$log"/init.*.log | grep -E "NCCL INFO" | grep -vE "\|" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" |
+        cat "$log"/init.*.log | grep -E "NCCL INFO" | grep -vE "\|" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" | grep -vE "^.*NCCL INFO Tree [0-9]+ :" |
             sed -E 's/^.*NCCL INFO //' | sort | uniq -c | sort -rn | sed -n 1,40p || true  # sed reads all: head would end the pipe early (SIGPIPE under pipefail)
         echo
         echo "NCCL's model of each algorithm and protocol, as its TUNING lines print it at init (latency in us / bandwidth in GB/s), from one log:"
@@ -191,7 +193,7 @@ if wanted protocols; then
         rm -rf "$log"
     } 2>&1 | tee "$out/multi_gpu_nccl.txt"
     # The timed table: each protocol forced, the same sizes, and the one-value collective as
-    # the reduction issues it (the collective column, gate opened after the flushes).
+    # the reduction issues it (the collective column: there the launch is hidden behind the sums).
     rm -f "$out/multi_gpu_protocols.csv"
     for proto in LL LL128 Simple; do
         for v in $sizes; do
@@ -199,7 +201,7 @@ if wanted protocols; then
                 --vector "$v" --iters 50 --csv
         done
         csv_into "$out/multi_gpu_protocols.csv" env NCCL_PROTO=$proto $exe --gpus "$gpus" --n 2^24 --type float \
-            --measure reduction --gate-after-flush --no-baseline --iters 50 --csv
+            --measure reduction --no-baseline --iters 50 --csv
     done
     cat "$out/multi_gpu_protocols.csv"
 fi

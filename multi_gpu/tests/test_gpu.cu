@@ -150,28 +150,28 @@ void expect_missing_value_caught(int gpus, Collective collective) {
     EXPECT_NE(r.value, static_cast<double>(r.expected));
 }
 
-// --gate-after-flush (the start-skew experiment): the host waits for the flushes before it
-// opens the gate; every run still exact and timed, on every GPU.
-void expect_exact_with_gate_after_flush(int gpus) {
+// --gate-at-once (the other side of the start-skew A/B; the default waits for the flushes
+// before it opens the gate): every run still exact and timed, on every GPU.
+void expect_exact_with_gate_at_once(int gpus) {
     ReductionRequest request;
     request.n = (std::size_t{1} << 24) + 3;
     request.warmup = 1;
     request.iters = 3;
-    request.gate_after_flush = true;
+    request.gate_after_flush = false;
     const ReductionResult r = reduce_across_gpus<int>(team_of(gpus), request);
     EXPECT_TRUE(r.verified()) << r.check;
     EXPECT_EQ(r.failed, 0);
     EXPECT_EQ(r.run_ms.size(), static_cast<std::size_t>(request.iters));
 }
 
-TEST(OneGpuGateAfterFlush, EveryRunIsExactAndTimed) {
+TEST(OneGpuGateAtOnce, EveryRunIsExactAndTimed) {
     SKIP_WITHOUT_GPUS(1);
-    expect_exact_with_gate_after_flush(1);
+    expect_exact_with_gate_at_once(1);
 }
 
-TEST(TwoGpusGateAfterFlush, EveryRunIsExactAndTimedOnEveryGpu) {
+TEST(TwoGpusGateAtOnce, EveryRunIsExactAndTimedOnEveryGpu) {
     SKIP_WITHOUT_GPUS(2);
-    expect_exact_with_gate_after_flush(2);
+    expect_exact_with_gate_at_once(2);
 }
 
 TEST(OneGpuMissingValue, ASumWithoutTheShardsLastValueFailsEveryCheck) {

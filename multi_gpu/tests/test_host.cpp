@@ -122,7 +122,7 @@ TEST(MultiGpuOptions, DefaultsAreTwoToThe30FloatsAllGpusAllReduceAndAOneGibVecto
     EXPECT_EQ(o.vector_elements * sizeof(float), std::size_t{1} << 30);
     EXPECT_EQ(o.measure, Measure::Both);
     EXPECT_TRUE(o.baseline);
-    EXPECT_FALSE(o.gate_after_flush);
+    EXPECT_TRUE(o.gate_after_flush);
     EXPECT_FALSE(o.csv);
     EXPECT_FALSE(o.rank.has_value());
     EXPECT_TRUE(o.id_file.empty());
@@ -132,7 +132,7 @@ TEST(MultiGpuOptions, AcceptsEveryOption) {
     const MultiGpuOptions o =
         parse({"--n", "2^33", "--type", "int", "--gpus", "2", "--iters", "5", "--warmup", "0", "--seed", "7",
                "--collective", "reduce", "--allreduce-bytes", "4096", "--measure", "reduction", "--no-baseline",
-               "--gate-after-flush", "--link-peak-gbps", "450", "--csv", "--rank", "1", "--ranks", "2", "--id-file", "/tmp/x.id",
+               "--gate-at-once", "--link-peak-gbps", "450", "--csv", "--rank", "1", "--ranks", "2", "--id-file", "/tmp/x.id",
                "--timeout", "30"});
     EXPECT_EQ(o.n, std::size_t{1} << 33);
     EXPECT_EQ(o.type, ValueType::Int32);
@@ -144,7 +144,8 @@ TEST(MultiGpuOptions, AcceptsEveryOption) {
     EXPECT_EQ(o.vector_elements, 1024u);
     EXPECT_EQ(o.measure, Measure::Reduction);
     EXPECT_FALSE(o.baseline);
-    EXPECT_TRUE(o.gate_after_flush);
+    EXPECT_FALSE(o.gate_after_flush);
+    EXPECT_TRUE(parse({"--gate-at-once", "--gate-after-flush"}).gate_after_flush);  // the last one counts
     EXPECT_EQ(o.link_peak_gbps, 450.0);
     EXPECT_TRUE(o.csv);
     EXPECT_EQ(o.rank, 1);
@@ -189,7 +190,7 @@ TEST(MultiGpuOptions, EveryBadInputIsOneLineNamingTheOption) {
 TEST(MultiGpuOptions, UsageTextListsEveryOption) {
     const std::string text = multi_gpu_usage_text();
     for (const char* option : {"--n", "--type", "--gpus", "--collective", "--iters", "--warmup", "--seed", "--measure",
-                               "--vector", "--allreduce-bytes", "--link-peak-gbps", "--no-baseline", "--gate-after-flush", "--csv",
+                               "--vector", "--allreduce-bytes", "--link-peak-gbps", "--no-baseline", "--gate-after-flush", "--gate-at-once", "--csv",
                                "--rank", "--ranks", "--id-file", "--timeout", "--count-gpus", "--help", "exit status"}) {
         EXPECT_NE(text.find(option), std::string::npos) << option;
     }

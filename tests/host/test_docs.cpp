@@ -165,6 +165,14 @@ TEST(Docs, TheFigureCheckRejectsWrongFigures) {
     EXPECT_EQ(figures::update_page(root.string(), "docs/x.md", "[49 us](results/r.csv \"" + q + ":median\")", problems),
               "[51 us](results/r.csv \"" + q + ":median\")");
     EXPECT_TRUE(problems.empty());
+    // ... and leaves a figure that matches as it is, also at a tie of its rounding.
+    std::ofstream(root / "docs/results/t.csv") << "variant,x_ideal\nread,1.655\n";
+    for (const std::string shown : {"1.65x", "1.66x"}) {
+        const std::string page = "[" + shown + "](results/t.csv \"variant=read -> x_ideal\")";
+        EXPECT_EQ(problems_in(page), 0u) << shown;
+        EXPECT_EQ(figures::update_page(root.string(), "docs/x.md", page, problems), page);
+    }
+    EXPECT_TRUE(problems.empty());
 }
 
 }  // namespace

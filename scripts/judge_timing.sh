@@ -24,15 +24,19 @@ cmake --build $build --target judge grade_worker_reduce3 grade_worker_reduce4 gr
 judge=$build/classroom/judge/judge
 worker=$build/bin/grade_worker_reduce
 export CLASSROOM_SEED=$RANDOM$RANDOM
-echo "graded,reference,previous,repeat,vs_reference,previous_vs_reference,fixed_ms,event_vs_reference,event_previous_vs_reference"
+echo "graded,reference,previous,repeat,vs_reference,previous_vs_reference,fixed_ms,event_vs_reference,event_previous_vs_reference,reference_slowdown,fixed_rise_ms,trust"
 judging() {  # SUBMISSION REFERENCE PREVIOUS REPEAT
     $judge --perf --logs /tmp --worker ${worker}$1 --reference ${worker}$2 --previous ${worker}$3 |
         awk -v s=reduce$1 -v r=reduce$2 -v p=reduce$3 -v k=$4 '
             /^PERF [a-z]+ median_ms=/ { split($3, m, "="); t[$2] = m[2] }
             /^INFO [a-z]+ / { for (i = 3; i <= NF; ++i) if ($i ~ /^worker_event_ms_per_reduction=/) { split($i, e, "="); ev[$2] = e[2] } }
             /^FIXED ms=/ { split($2, f, "="); fixed = f[2] }
-            END { printf "%s,%s,%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f\n", s, r, p, k, t["submission"] / t["reference"],
-                         t["previous"] / t["reference"], fixed, ev["submission"] / ev["reference"], ev["previous"] / ev["reference"] }'
+            /^CALIBRATION / { match($0, /slowdown [-+0-9.]+/); slowdown = substr($0, RSTART + 9, RLENGTH - 9)
+                              match($0, /rise [-+0-9.]+/); rise = substr($0, RSTART + 5, RLENGTH - 5) }
+            /^TRUST / { trust = $2 }
+            END { printf "%s,%s,%s,%d,%.4f,%.4f,%.4f,%.4f,%.4f,%s,%s,%s\n", s, r, p, k, t["submission"] / t["reference"],
+                         t["previous"] / t["reference"], fixed, ev["submission"] / ev["reference"], ev["previous"] / ev["reference"],
+                         slowdown, rise, trust }'
 }
 for stage in 4 5 6 7; do
     for k in $(seq "$repeats"); do
@@ -43,7 +47,7 @@ done
 # The CSV first (its header on line 1, as tools/figures reads it), then what it was made with.
 echo "# scripts/judge_timing.sh $repeats | commit $commit | $started"
 echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
-echo "# judge defaults: 2^26 int, requests of 16 inputs and of 4 to every worker (the fixed cost from the instructor's two), 9 rounds; seed $CLASSROOM_SEED"
+echo "# judge defaults: 2^26 int, requests of 16 inputs and of 4 to every worker (the fixed cost from the instructor's two), 3 calibration rounds of the instructor's workers alone, then 9 rounds with the submission's worker started and ended around each of its blocks; reference_slowdown and fixed_rise_ms: the rounds against the calibration (timing_model.h's bounds: 0.04 and 0.15 ms); trust: the judge's verdict; seed $CLASSROOM_SEED"
 echo "# in process (CUDA events, one process, 2^26 int, median of 50): stage, ms"
 for stage in 3 4 5 6 7; do
     $build/bin/reduce$stage --n 2^26 --type int --iters 50 --no-baseline --csv 2>/dev/null |

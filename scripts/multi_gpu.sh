@@ -175,7 +175,7 @@ if wanted protocols; then
         NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING NCCL_DEBUG_FILE="$log/init.%p.log" $exe --gpus "$gpus" \
             --measure allreduce --vector 2^28 --iters 3 --warmup 1 >/dev/null 2>&1 || true
         cat "$log"/init.*.log | grep -E "NCCL INFO" | grep -vE "\|" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" | grep -vE "^.*NCCL INFO Tree [0-9]+ :" |
-            sed -E 's/^.*NCCL INFO //' | sort | uniq -c | sort -rn | sed -n 1,40p || true  # sed reads all: head would end the pipe early (SIGPIPE under pipefail)
+            sed -E 's/^.*NCCL INFO //' | sort | uniq -c | sort -rn | sed -n 1,80p || true  # sed reads all: head would end the pipe early (SIGPIPE under pipefail)
         echo
         echo "NCCL's model of each algorithm and protocol, as its TUNING lines print it at init (latency in us / bandwidth in GB/s), from one log:"
         first=$(ls "$log"/init.*.log 2>/dev/null | head -1 || true)

@@ -421,6 +421,20 @@ struct Grader {
             add(stage, title, Rubric::kPerformance, false, why + last_lines(r.output, 6), {"performance"});
             return;
         }
+        // A timing the judge does not trust (the reference or the fixed cost departed from
+        // their calibration, or the submission is faster than the reference's spread allows)
+        // earns nothing and is no grade: the whole grading could not grade (exit 3, and on
+        // Gradescope no results.json), with the judge's reason in the report.
+        // (A submission that gave a wrong sum earns nothing whatever the timing: below.)
+        const auto trust = lines_starting(r.output, "TRUST UNTRUSTED ");
+        if (!trust.empty() && t.at("submission").verified) {
+            infrastructure_failed = true;
+            add(stage, title, Rubric::kPerformance, false,
+                "could not grade: the grader does not trust this timing: " + trust.back().substr(16) + "\n" +
+                    last_lines(r.output, 3) + "\nThe instructor regrades it (docs/classroom.md, regrading).",
+                {"performance"});
+            return;
+        }
         const Timing& sub = t.at("submission");
         const Timing& ref = t.at("reference");
         const Timing& prev = t.at("previous");

@@ -173,6 +173,74 @@ std::string borrowing(const std::string& stub, int stage, const std::string& oth
                          "    " + other + "_stage.sum<T>()(in, n, out, w, c, s);\n}\n");
 }
 
+// The previous stage's reference solution, renamed to hand in as `stage`'s kernel.cu:
+// correct, but not this stage's speed (it deserves everything but the performance points).
+std::string previous_stage_in_place(const fs::path& solutions, int stage) {
+    const std::string name = stage_name(stage);
+    const std::string reference = read_file(solutions / name / "kernel.cu");
+    const std::string previous = read_file(solutions / stage_name(stage - 1) / "kernel.cu");
+    std::string slow = inline_local_includes(previous, solutions / stage_name(stage - 1));
+    // Less the pasted header's warning switches (reduce4's legacy_last_warp.cuh), which the
+    // source check refuses in a kernel.cu: they silence a warning and change no code.
+    slow = std::regex_replace(slow, std::regex(R"(#pragma nv_diag_(suppress|default) \d+\n)"), "");
+    slow = replace_all(slow, kernel_name(previous, stage - 1), kernel_name(reference, stage));
+    slow = replace_all(slow, stage_name(stage - 1) + "_stage", name + "_stage");
+    return replace_all(slow, "\"" + stage_name(stage - 1) + "\"", "\"" + name + "\"");
+}
+
+// Sabotage of the instructor's timing (docs/classroom.md, the threat model, class 8): the
+// previous stage's code, with something that keeps the GPU busy while the submission's
+// worker waits between its requests, so that the instructor's workers, timed meanwhile,
+// look slow. `how`: "thread" (a thread of the worker's), "timer" (a POSIX timer's
+// SIGEV_THREAD callbacks), "daemon" (a process of its own session, which outlives the
+// worker unless every process of the student's user is killed). Each starts at the first
+// request of the judge's timed size, so the other steps run as they would.
+std::string sabotage(const std::string& previous_code, int stage, const std::string& how) {
+    std::string busy =
+        "#include <atomic>\n#include <chrono>\n#include <csignal>\n#include <cstdlib>\n#include <ctime>\n"
+        "#include <spawn.h>\n#include <thread>\n#include <unistd.h>\nextern char** environ;\n"
+        "__global__ void keep_busy(long long cycles) {\n"
+        "    const long long t0 = clock64();\n    while (clock64() - t0 < cycles) {}\n}\n"
+        "static long long now_us() {\n"
+        "    return std::chrono::duration_cast<std::chrono::microseconds>(\n"
+        "        std::chrono::steady_clock::now().time_since_epoch()).count();\n}\n"
+        "static std::atomic<long long> last_call_us{0};\nstatic std::atomic<bool> started{false};\n"
+        "static void spin_while_idle() {  // one warp, about a millisecond at a time, whenever idle\n"
+        "    static thread_local cudaStream_t s = [] { cudaStream_t t; cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking); return t; }();\n"
+        "    if (now_us() - last_call_us.load() > 2000) { keep_busy<<<1, 32, 0, s>>>(2000000); cudaStreamSynchronize(s); }\n"
+        "}\n"
+        // The daemon: the worker's program again, told by its environment to spin, in a session
+        // of its own, for a minute, before main.
+        "static const int daemon_body = [] {\n"
+        "    if (!std::getenv(\"SABOTAGE_DAEMON\")) return 0;\n"
+        "    setsid();\n    const long long end = now_us() + 60000000;\n"
+        "    cudaStream_t s; cudaStreamCreate(&s);\n"
+        "    while (now_us() < end) { keep_busy<<<1, 32, 0, s>>>(2000000); cudaStreamSynchronize(s); }\n"
+        "    std::_Exit(0);\n}();\n"
+        "static void start_sabotage() {\n";
+    if (how == "thread") {
+        busy += "    std::thread([] { for (;;) { spin_while_idle(); std::this_thread::sleep_for(std::chrono::microseconds(100)); } }).detach();\n";
+    } else if (how == "timer") {
+        busy += "    sigevent e{};\n    e.sigev_notify = SIGEV_THREAD;\n"
+                "    e.sigev_notify_function = [](sigval) { spin_while_idle(); };\n"
+                "    timer_t t;\n    timer_create(CLOCK_MONOTONIC, &e, &t);\n"
+                "    itimerspec every{{0, 1000000}, {0, 1000000}};\n    timer_settime(t, 0, &every, nullptr);\n";
+    } else {
+        busy += "    char self[] = \"/proc/self/exe\";\n    char* argv[] = {self, nullptr};\n"
+                "    std::vector<char*> env;\n    for (char** e = environ; *e; ++e) env.push_back(*e);\n"
+                "    char flag[] = \"SABOTAGE_DAEMON=1\";\n    env.push_back(flag);\n    env.push_back(nullptr);\n"
+                "    pid_t pid;\n    posix_spawn(&pid, self, nullptr, nullptr, argv, env.data());\n";
+    }
+    busy += "}\n"
+            "template <typename T>\n"
+            "void sabotaged_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, cudaStream_t s) {\n"
+            "    last_call_us = now_us();\n"
+            "    if (n >= (std::size_t{1} << 26) && !started.exchange(true)) start_sabotage();\n"
+            "    ORIGINAL<T>(in, n, out, w, c, s);\n    cudaStreamSynchronize(s);\n    last_call_us = now_us();\n}\n";
+    if (how == "daemon") busy = "#include <vector>\n" + busy;
+    return with_launcher(previous_code, stage, "sabotaged_sum", busy);
+}
+
 const char* kCheckOff = "check off\n";
 
 TEST_P(Grader, ScoresWhatTheRubricPromises) {
@@ -196,14 +264,7 @@ TEST_P(Grader, ScoresWhatTheRubricPromises) {
     EXPECT_EQ(stubbed.exit_status, 1);
 
     // The previous stage's code in this stage's place: correct, but not this stage's speed.
-    const std::string previous = read_file(solutions / stage_name(stage - 1) / "kernel.cu");
-    std::string slow = inline_local_includes(previous, solutions / stage_name(stage - 1));
-    // Less the pasted header's warning switches (reduce4's legacy_last_warp.cuh), which the
-    // source check refuses in a kernel.cu: they silence a warning and change no code.
-    slow = std::regex_replace(slow, std::regex(R"(#pragma nv_diag_(suppress|default) \d+\n)"), "");
-    slow = replace_all(slow, kernel_name(previous, stage - 1), kernel_name(reference, stage));
-    slow = replace_all(slow, stage_name(stage - 1) + "_stage", name + "_stage");
-    slow = replace_all(slow, "\"" + stage_name(stage - 1) + "\"", "\"" + name + "\"");
+    const std::string slow = previous_stage_in_place(solutions, stage);
     const Grading slower = grade_as("previous-stage", submission_with(out / "submissions/slow", stage, slow));
     EXPECT_EQ(slower.results.score(), Rubric::kTotal - Rubric::kPerformance) << slower.output("performance");
     EXPECT_EQ(slower.points("performance"), 0);
@@ -348,6 +409,31 @@ TEST_P(JudgeAlone, Holds) {
         kCheckOff);
     EXPECT_EQ(memo.points("public cases"), 0) << memo.output("public cases");
     EXPECT_EQ(memo.points("performance"), 0);
+
+    // (8) sabotage of the instructor's timing by the previous stage's code, which deserves
+    // everything but the performance points. A thread or a timer of the worker's dies with
+    // it: the instructor's workers are timed only while no process of the submission
+    // exists, so the timing stays trusted and the score is the deserved one.
+    const std::string previous = previous_stage_in_place(out / "autograder/solution", stage);
+    for (const char* how : {"thread", "timer"}) {
+        const Grading g = grade_as(std::string("unchecked-sabotage-") + how,
+                                   submission_with(out / "submissions" / (std::string("sabotage-") + how), stage,
+                                                   sabotage(previous, stage, how)),
+                                   kCheckOff);
+        EXPECT_EQ(g.results.score(), Rubric::kTotal - Rubric::kPerformance) << how << ": " << g.output("performance");
+        EXPECT_EQ(g.exit_status, 1) << how;
+        EXPECT_NE(g.output("performance").find("the previous stage's"), std::string::npos) << g.output("performance");
+    }
+    // A process of its own session outlives the worker here (no --run-as: nothing can kill
+    // every process of a user), and keeps the GPU busy while the reference is timed: the
+    // judge sees the reference depart from its calibration and does not grade the timing.
+    // (As root with --run-as, on Gradescope, it is killed with the worker, and scores as the
+    // thread does.)
+    const Grading outlived = grade_as("unchecked-sabotage-daemon",
+                                    submission_with(out / "submissions/sabotage-daemon", stage, sabotage(previous, stage, "daemon")),
+                                    kCheckOff);
+    EXPECT_EQ(outlived.exit_status, 3) << outlived.output("performance");
+    EXPECT_NE(outlived.output("performance").find("could not grade"), std::string::npos) << outlived.output("performance");
 }
 
 INSTANTIATE_TEST_SUITE_P(Assignments, Grader, testing::Range(1, 8),

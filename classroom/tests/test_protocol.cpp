@@ -60,4 +60,51 @@ TEST(TimingModel, RecoversTheFixedCostAndTheTimePerReduction) {
     EXPECT_DOUBLE_EQ(timing_model::median({4, 1, 3, 2}), 2.5);
 }
 
+// The judge's trust in its own timing: only what favours the submission is flagged, and each
+// bound is its own test.
+TEST(TimingModel, DistrustsOnlyWhatFavoursTheSubmission) {
+    timing_model::TimingEvidence steady;
+    steady.calibrated_reference_request_ms = 2.40;
+    steady.reference_request_ms = 2.41;
+    steady.calibrated_fixed_ms = 0.25;
+    steady.fixed_ms = 0.26;
+    steady.reference_ms = 0.130;
+    steady.reference_min_ms = 0.128;
+    steady.reference_max_ms = 0.134;
+    steady.submission_ms = 0.131;
+    EXPECT_TRUE(timing_model::judge_timing(steady).trusted) << timing_model::judge_timing(steady).why;
+
+    auto flagged = [](const timing_model::TimingEvidence& e, const char* word) {
+        const timing_model::TimingVerdict v = timing_model::judge_timing(e);
+        EXPECT_FALSE(v.trusted);
+        EXPECT_NE(v.why.find(word), std::string::npos) << v.why;
+    };
+    timing_model::TimingEvidence slowed = steady;  // a sabotaged reference (the 0.25 -> 2.05 ms)
+    slowed.reference_request_ms = 2.40 * 1.05;
+    flagged(slowed, "longer during the rounds");
+    timing_model::TimingEvidence costly = steady;
+    costly.fixed_ms = 2.05;
+    flagged(costly, "fixed cost");
+    timing_model::TimingEvidence too_fast = steady;  // below 0.128 - 0.006
+    too_fast.submission_ms = 0.121;
+    flagged(too_fast, "faster than the reference");
+    timing_model::TimingEvidence untimed = steady;
+    untimed.calibrated_reference_request_ms = 0;
+    flagged(untimed, "not timed");
+
+    // What only hurts the submission is its own business: a faster reference, a smaller
+    // fixed cost, a slow submission.
+    timing_model::TimingEvidence harmless = steady;
+    harmless.reference_request_ms = 2.40 * 0.90;
+    harmless.fixed_ms = 0.05;
+    harmless.submission_ms = 0.300;
+    EXPECT_TRUE(timing_model::judge_timing(harmless).trusted) << timing_model::judge_timing(harmless).why;
+    // At the bounds themselves: still trusted.
+    timing_model::TimingEvidence edge = steady;
+    edge.reference_request_ms = 2.40 * (1 + timing_model::kMaxReferenceSlowdown) - 1e-9;
+    edge.fixed_ms = 0.25 + timing_model::kMaxFixedRiseMs - 1e-9;
+    edge.submission_ms = 0.122 + 1e-9;
+    EXPECT_TRUE(timing_model::judge_timing(edge).trusted) << timing_model::judge_timing(edge).why;
+}
+
 }  // namespace

@@ -430,7 +430,7 @@ struct Grader {
         if (!trust.empty() && t.at("submission").verified) {
             infrastructure_failed = true;
             add(stage, title, Rubric::kPerformance, false,
-                "could not grade: the grader does not trust this timing: " + trust.back().substr(16) + "\n" +
+                "could not grade: the grader does not trust this timing: " + trust.back() + "\n" +
                     last_lines(r.output, 3) + "\nThe instructor regrades it (docs/classroom.md, regrading).",
                 {"performance"});
             return;

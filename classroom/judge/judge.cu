@@ -686,7 +686,7 @@ using timing_model::median;
 //
 // A request's time is its reductions' plus a fixed cost that is no reduction's: the
 // socket's round trip, the worker waking up, the GPU switching from this process's context
-// to the worker's, the copy of the sums back. On the H100 it is 0.21-0.28 ms (judge_timing.csv),
+// to the worker's, the copy of the sums back. On the H100 it is 0.22-0.27 ms (judge_timing.csv),
 // about a sixth of a 16-reduction request, and left in, it pulls every ratio towards 1. So
 // every worker also answers small requests (kSmall inputs), and the fixed cost follows, on
 // the instructor's two workers only, from the two sizes: T(B) = fixed + B * t gives fixed = (L*T(S) - S*T(L)) / (L - S).

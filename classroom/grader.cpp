@@ -421,13 +421,16 @@ struct Grader {
             add(stage, title, Rubric::kPerformance, false, why + last_lines(r.output, 6), {"performance"});
             return;
         }
+        const Timing& sub = t.at("submission");
+        const Timing& ref = t.at("reference");
+        const Timing& prev = t.at("previous");
         // A timing the judge does not trust (the reference or the fixed cost departed from
         // their calibration, or the submission is faster than the reference's spread allows)
         // earns nothing and is no grade: the whole grading could not grade (exit 3, and on
         // Gradescope no results.json), with the judge's reason in the report.
         // (A submission that gave a wrong sum earns nothing whatever the timing: below.)
         const auto trust = lines_starting(r.output, "TRUST UNTRUSTED ");
-        if (!trust.empty() && t.at("submission").verified) {
+        if (!trust.empty() && sub.verified) {
             infrastructure_failed = true;
             add(stage, title, Rubric::kPerformance, false,
                 "could not grade: the grader does not trust this timing: " + trust.back() + "\n" +
@@ -435,9 +438,6 @@ struct Grader {
                 {"performance"});
             return;
         }
-        const Timing& sub = t.at("submission");
-        const Timing& ref = t.at("reference");
-        const Timing& prev = t.at("previous");
         const double vs_reference = sub.median / ref.median;
         const double vs_previous = sub.median / prev.median;
         const auto floor = lines_starting(r.output, "FLOOR ");

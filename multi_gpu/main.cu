@@ -53,7 +53,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <future>
 #include <iostream>
 #include <new>
@@ -98,8 +97,9 @@ RunDescription describe(Team& team, const MultiGpuOptions& options, const Proces
         run.peak += "; the " + std::to_string(gpus) + " GPUs' peaks add up to " + fixed(*peaks, 0) +
                     " GB/s";
     }
+    const std::string protocol = nccl_protocol_setting();
     run.software = describe_software(gpu.info) + "; " + nccl_version_text() + ", protocol " +
-                   (std::getenv("NCCL_PROTO") ? "NCCL_PROTO=" + nccl_protocol_setting() : "NCCL's choice per call");
+                   (protocol == "default" ? "NCCL's choice per call" : "NCCL_PROTO=" + protocol);
     const std::string type(type_name(options.type));
     if (options.measure != Measure::AllReduce) {
         const std::string power = count_text(options.n);

@@ -122,8 +122,8 @@ fi
 if wanted skew; then
     # Does GPU 1 start late because its L2 flush is still running when the gate opens? The
     # same sums with the gate opened at once (A) and only after every flush has ended (B, the
-    # default since this A/B),
-    # alternating, so that a drift of the machine shows as a spread, not as an effect.
+    # default since this A/B), alternating, so that a drift of the machine shows as a spread,
+    # not as an effect.
     rm -f "$out/multi_gpu_skew.csv"
     for k in 24 28 24 28 24 28 33; do
         for gate in --gate-at-once --gate-after-flush; do
@@ -166,7 +166,10 @@ if wanted protocols; then
     sizes="1 2^10 2^12 2^14 2^16 2^18 2^20 2^22 2^24 2^26 2^28"
     # NCCL's own account: INIT and GRAPH say how it connected the GPUs; TUNING prints, at
     # init, its model of each algorithm's and protocol's latency and bandwidth, and for each
-    # call the algorithm and protocol it chose. One untimed call per size (--iters 1).
+    # call the algorithm and protocol it chose: one short run per size (--iters 1 --warmup 0:
+    # a checked call and a timed one, each logged).
+    # nccl_lines FILE...: their NCCL INFO lines, less the prefix (host, pid, device).
+    nccl_lines() { grep -hE "NCCL INFO" "$@" | sed -E 's/^.*NCCL INFO //'; }
     {
         environment
         log=$(mktemp -d)
@@ -174,19 +177,19 @@ if wanted protocols; then
         echo "(the lines about transports, channels, algorithms and protocols, each with how often it appeared)"
         NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH,TUNING NCCL_DEBUG_FILE="$log/init.%p.log" $exe --gpus "$gpus" \
             --measure allreduce --vector 2^28 --iters 3 --warmup 1 >/dev/null 2>&1 || true
-        cat "$log"/init.*.log | grep -E "NCCL INFO" | grep -vE "\|" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" | grep -vE "^.*NCCL INFO Tree [0-9]+ :" |
-            sed -E 's/^.*NCCL INFO //' | sort | uniq -c | sort -rn | sed -n 1,80p || true  # sed reads all: head would end the pipe early (SIGPIPE under pipefail)
+        nccl_lines "$log"/init.*.log | grep -vE "\|" | grep -iE "via |channel|ring|tree|algo|proto|nvls|p2p|connected" |
+            grep -vE "^Tree [0-9]+ :" | sort | uniq -c | sort -rn | sed -n 1,80p || true  # sed reads all: head would end the pipe early (SIGPIPE under pipefail)
         echo
         echo "NCCL's model of each algorithm and protocol, as its TUNING lines print it at init (latency in us / bandwidth in GB/s), from one log:"
         first=$(ls "$log"/init.*.log 2>/dev/null | head -1 || true)
-        [[ -n $first ]] && grep -E "NCCL INFO" "$first" | grep -E "\|" | sed -E 's/^.*NCCL INFO //' | sed -n 1,40p || true
+        [[ -n $first ]] && nccl_lines "$first" | grep -E "\|" | sed -n 1,40p || true
         for v in $sizes; do
             echo
             echo "\$ NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE=LOG $exe --gpus $gpus --measure allreduce --vector $v --iters 1 --warmup 0"
             NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING NCCL_DEBUG_FILE="$log/size.%p.log" $exe --gpus "$gpus" \
                 --measure allreduce --vector "$v" --iters 1 --warmup 0 >/dev/null 2>&1 || true
-            cat "$log"/size.*.log | grep -E "NCCL INFO" | grep -vE "\|" | grep -E "Bytes|[Aa]lgo|proto" |
-                sed -E 's/^.*NCCL INFO //; s/(opCount|sendbuff|recvbuff|comm|stream) [0-9a-fx]+ ?//g' |
+            nccl_lines "$log"/size.*.log | grep -vE "\|" | grep -E "Bytes|[Aa]lgo|proto" |
+                sed -E 's/(opCount|sendbuff|recvbuff|comm|stream) [0-9a-fx]+ ?//g' |
                 sort | uniq -c | sort -rn | sed -n 1,8p || true
             rm -f "$log"/size.*.log
         done

@@ -12,10 +12,12 @@
 #include <sstream>
 #include <thread>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "assignment.h"
+#include "compiled_check.h"
 #include "generator.h"
 #include "markers.h"
 #include "process.h"
@@ -192,8 +194,9 @@ struct Grader {
 
     // A step that runs the student's code (the build, the tree's tests): as the student's
     // user when there is one, and nothing it leaves behind survives the step.
-    ProcessResult run_student(const std::vector<std::string>& argv, int timeout) {
+    ProcessResult run_student(const std::vector<std::string>& argv, int timeout, const std::string& directory = "") {
         RunSpec spec;
+        spec.directory = directory;
         spec.timeout_seconds = step_timeout(timeout);
         spec.run_as = options.run_as;
         ProcessResult r = run_process(argv, spec);
@@ -227,7 +230,7 @@ struct Grader {
         const fs::path judge_bin = trusted / "judge-build" / "judge";
         judge = judge_bin.string();
         const fs::path reference_build = trusted / "reference-build";
-        bool ready = fs::exists(judge_bin);
+        bool ready = fs::exists(judge_bin) && fs::exists(instructor_symbols_file());
         for (int k = assignment.first - 1; k <= assignment.last; ++k) {
             ready = ready && fs::exists(worker_of(reference_build, k));
         }
@@ -253,8 +256,20 @@ struct Grader {
                          "-DGRADING_WORKERS=" + workers}, "", 600);
         if (r.exit_code == 0) r = run_process(make, "", options.build_timeout);
         if (r.exit_code != 0) return "the reference workers did not build:\n" + last_lines(r.output, 30);
+        // What the instructor's own kernels call (the harness among it): the compiled check
+        // allows every submission the same.
+        std::string symbols;
+        for (int k = assignment.first - 1; k <= assignment.last; ++k) {
+            const std::string name = stage_name(k);
+            const fs::path object = reference_build / "CMakeFiles" / (name + "_kernel.dir") / name / "kernel.cu.o";
+            const ProcessResult nm = run_process({"nm", "-u", "-P", object.string()}, "", 120);
+            if (nm.exit_code != 0) return "nm could not read " + object.string() + ":\n" + last_lines(nm.output, 5);
+            symbols += nm.output;
+        }
+        write_file(instructor_symbols_file(), symbols);
         return "";
     }
+    fs::path instructor_symbols_file() const { return trusted / "instructor_symbols.txt"; }
 
     // Makes `to` hold exactly the files of `pristine`, with `replaced` (path -> text) in
     // place of some; unchanged files keep their timestamps, so rebuilds are incremental.
@@ -286,7 +301,7 @@ struct Grader {
     }
 
     // ------------------------------------------------------------ the student's build
-    bool build_submission(std::string& log) {
+    bool configure_submission(std::string& log) {
         // The worker's sources, where the student's user can read them (on Gradescope the
         // autograder folder is root's alone).
         const fs::path grading = options.work / "grading";
@@ -299,12 +314,16 @@ struct Grader {
         }
         fs::create_directories(logs);  // the grader's: the judge writes the workers' logs there
         ProcessResult configured = run_student({"cmake", "-S", tree.string(), "-B", build.string(), "-DCMAKE_BUILD_TYPE=Release",
+                                                "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",  // the compiled check's flags
                                                 "-DREDUCTION_GRADING_DIR=" + grading.string(), "-DGRADING_WORKERS=" + workers},
                                                600);
         if (configured.exit_code != 0) {
             log = configured.timed_out ? "configure timed out\n" : "configure failed:\n" + last_lines(configured.output, 40);
             return false;
         }
+        return true;
+    }
+    bool build_submission(std::string& log) {
         std::vector<std::string> make = {"cmake", "--build", build.string(), "--parallel", build_jobs(), "--target",
                                          "gpu_tests"};
         for (int k : assignment.stages()) make.push_back("grade_worker_" + stage_name(k));
@@ -318,6 +337,77 @@ struct Grader {
             return false;
         }
         return true;
+    }
+
+    // ------------------------------------------------------------ the compiled check
+    // Each submitted kernel.cu compiled again with the tree's own flags, as the student's
+    // user, keeping what the compiler read and made (compiled_check.h); read here only once
+    // every process of that user is gone, and only as plain files of that user's.
+    // Returns the problems; sets `infrastructure` when the check itself could not run, and
+    // `not_compiled` when a file did not compile for it (the build then says why; a build
+    // that succeeds after that is refused: the file compiled differently the second time).
+    std::string compiled_problems(const SourcePolicy& policy, bool& infrastructure, bool& not_compiled) {
+        std::string problems;
+        const fs::path compiled = options.work / "compiled";
+        fs::remove_all(compiled);
+        fs::create_directories(compiled);
+        std::set<std::string> instructor = symbol_names(read_file(instructor_symbols_file()));
+        const std::string commands = read_owned(build / "compile_commands.json");
+        for (int k : assignment.stages()) {
+            const std::string path = stage_name(k) + "/kernel.cu";
+            const fs::path keep = compiled / stage_name(k);
+            fs::create_directories(keep);
+            give_to(keep.string(), options.run_as);
+            std::string directory;
+            const fs::path source = fs::weakly_canonical(tree / path);
+            const std::vector<std::string> command = compile_command(commands, source.string(), directory);
+            if (command.empty()) {
+                infrastructure = true;
+                return "the build's compile_commands.json has no command for " + source.string();
+            }
+            const ProcessResult compiled_again = run_student(keeping_command(command, keep.string()), 600, directory);
+            if (compiled_again.exit_code != 0) {
+                not_compiled = true;
+                continue;
+            }
+            const fs::path object = keep / "kernel.o";
+            const ProcessResult nm = run_student({"nm", "-u", "-P", object.string()}, 120);
+            const ProcessResult disassembly = run_student({"objdump", "-d", "--no-show-raw-insn", object.string()}, 300);
+            if (nm.exit_code != 0 || disassembly.exit_code != 0) {
+                infrastructure = true;
+                return "the compiled check could not read " + path + "'s object (nm and objdump, binutils):\n" +
+                       last_lines(nm.output + disassembly.output, 12);
+            }
+            CompiledFiles files;
+            files.undefined_symbols = nm.output;
+            files.disassembly = disassembly.output;
+            for (const auto& entry : fs::directory_iterator(keep)) {
+                const std::string name = entry.path().filename().string();
+                if (ends_with(name, ".cpp1.ii") || ends_with(name, ".cpp4.ii")) {
+                    files.preprocessed.push_back({name, read_owned(entry.path())});
+                } else if (ends_with(name, ".ptx")) {
+                    files.ptx.push_back({name, read_owned(entry.path())});
+                }
+            }
+            for (const std::string& p : check_compiled(path, source.string(), files, k, policy, instructor)) problems += p + "\n";
+        }
+        return problems;
+    }
+
+    // A file the student's user wrote: read only if it is a plain file with one link (no
+    // link to a file of root's), not through a symbolic link.
+    std::string read_owned(const fs::path& path) const {
+        const int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st {};
+        if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+            if (fd >= 0) close(fd);
+            throw std::runtime_error(path.string() + " is not a plain file of the build's");
+        }
+        std::string text;
+        char chunk[65536];
+        for (ssize_t got; (got = read(fd, chunk, sizeof chunk)) > 0;) text.append(chunk, static_cast<std::size_t>(got));
+        close(fd);
+        return text;
     }
 
     // ------------------------------------------------------------ one stage
@@ -514,10 +604,14 @@ std::string find_sanitizer(const std::string& given) {
     return found;
 }
 
+SourcePolicy source_policy_of(const fs::path& autograder) {
+    if (!fs::exists(autograder / "source_policy.txt")) return default_source_policy();
+    return read_source_policy(read_file(autograder / "source_policy.txt"));
+}
+
 // The source check of every submitted file; "" when all may be built.
 std::string source_problems(const fs::path& autograder, const std::map<std::string, std::string>& editable) {
-    SourcePolicy policy = default_source_policy();
-    if (fs::exists(autograder / "source_policy.txt")) policy = read_source_policy(read_file(autograder / "source_policy.txt"));
+    const SourcePolicy policy = source_policy_of(autograder);
     std::string problems;
     for (const auto& [path, text] : editable) {
         const int stage = stage_of(path);
@@ -638,8 +732,35 @@ Graded grade(const GradeOptions& options) {
         return finish(3);
     }
     g.sync_files(options.autograder / "student_tree", g.tree, editable);
+    // Configure, the compiled check (nothing built or run yet), then the build.
     std::string build_log;
-    const bool built = g.build_submission(build_log);
+    bool built = g.configure_submission(build_log);
+    const SourcePolicy policy = source_policy_of(options.autograder);
+    bool not_compiled = false;
+    if (built && policy.enabled) {
+        bool infrastructure = false;
+        const std::string problems = g.compiled_problems(policy, infrastructure, not_compiled);
+        if (infrastructure) {
+            header << "\nThe grader could not grade: " << problems;
+            g.zero_every_stage("not graded: " + problems);
+            return finish(3);
+        }
+        if (!problems.empty()) {
+            const std::string why = "refused by the compiled check (what the compiler read from kernel.cu and what the "
+                                    "object calls: the handout and source_policy.txt). Score 0:\n" + problems;
+            header << "\n" << why;
+            g.zero_every_stage(why);
+            return finish(1);
+        }
+    }
+    if (built) built = g.build_submission(build_log);
+    if (built && not_compiled) {
+        const std::string why = "refused: kernel.cu did not compile for the compiled check, then compiled for the build "
+                                "(a file that compiles differently from one run to the next). Score 0.";
+        header << "\n" << why;
+        g.zero_every_stage(why);
+        return finish(1);
+    }
     for (int k : g.assignment.stages()) {
         g.line_number = 0;
         g.results.tests.push_back(TestResult{std::to_string(k) + ".0", stage_name(k) + ": build", 0, 0, built,

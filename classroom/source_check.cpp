@@ -28,6 +28,18 @@ const char* const kForbidden[] = {
     "setreuid", "__attribute__", "constructor", "destructor", "init_priority", "_Pragma", "thrd_create", "_Fork",
     "execveat", "openat64", "openat2", "creat64", "symlinkat", "linkat", "renameat2", "mkdirat", "mknod", "mknodat",
     "__environ", "_environ", "fchownat", "fchmodat",
+    // (5, 9) timers that call back on a thread, loader and auxiliary-vector queries, the C
+    // library's internal names, host clocks (the compiled check refuses them by symbol too)
+    "timer_create", "timer_settime", "dl_iterate_phdr", "dladdr", "dladdr1", "dlinfo", "getauxval", "__libc_*",
+    "__gthread*", "__fork", "__clone*", "__open*", "__rdtsc", "_rdtsc", "__builtin_ia32_rd*", "__builtin_readcyclecounter",
+    // (9) clocks in device code: a kernel that times itself can tell the sanitizer's slow
+    // run from the others (`allow device-clocks` where an assignment needs them)
+    "clock", "clock64", "__nanosleep", "globaltimer",
+    // (2) the preprocessor's own file queries
+    "__has_include", "__has_include_next", "__has_embed",
+    // a file that compiles differently from one minute to the next (the compiled check
+    // compiles it again)
+    "__TIME__", "__DATE__", "__TIMESTAMP__",
     // host assembly can rename any function (__asm__("system")), make a raw system call or
     // include a file (.incbin); a stage's kernels need none: `allow asm` where one does
     "asm", "__asm__", "__asm",
@@ -80,8 +92,14 @@ Lexed lex(const std::string& text) {
     std::vector<int> line_of;
     int line = 1;
     for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '\\' && (text.compare(i + 1, 1, "\n") == 0 || text.compare(i + 1, 2, "\r\n") == 0)) {
-            i += text[i + 1] == '\r' ? 2 : 1;
+        // GCC splices a backslash followed by spaces or tabs and a newline too (with a warning).
+        std::size_t end = i + 1;
+        while (text[i] == '\\' && end < text.size() && (text[end] == ' ' || text[end] == '\t' || text[end] == '\f' ||
+                                                         text[end] == '\v' || text[end] == '\r')) {
+            ++end;
+        }
+        if (text[i] == '\\' && end < text.size() && text[end] == '\n') {
+            i = end;
             ++line;
             continue;
         }
@@ -189,6 +207,34 @@ std::string trim(const std::string& s) {
     return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+// Names, with one level of qualification (std::thread, cg::reduce), in code whose comments
+// and literals are blanked; `line_at` maps a position to the line reported.
+template <typename LineAt, typename Report>
+void check_names_in(const std::string& code, LineAt line_at, int stage, const SourcePolicy& policy, Report report) {
+    static const std::regex token(R"([A-Za-z_]\w*|::)");
+    static const std::regex other_stage(R"(reduce([0-9])_stage)");
+    std::string previous, before_previous;
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), token); it != std::sregex_iterator(); ++it) {
+        const std::string t = it->str();
+        if (t != "::") {
+            const int number = line_at(static_cast<std::size_t>(it->position()));
+            const std::string qualified =
+                previous == "::" && !before_previous.empty() && before_previous != "::" ? before_previous + "::" + t : "";
+            if (forbidden_name(t, policy)) {
+                report(number, "'" + t + "' is not allowed in a submission (source_policy.txt)");
+            } else if (!qualified.empty() && forbidden_name(qualified, policy)) {
+                report(number, "'" + qualified + "' is not allowed in a submission (source_policy.txt)");
+            }
+            std::smatch m;
+            if (std::regex_match(t, m, other_stage) && std::stoi(m[1]) != stage) {
+                report(number, "'" + t + "' is another stage: write this stage's own code");
+            }
+        }
+        before_previous = previous;
+        previous = t;
+    }
+}
+
 }  // namespace
 
 SourcePolicy default_source_policy() {
@@ -214,8 +260,13 @@ SourcePolicy read_source_policy(const std::string& text) {
         }
         if (verb == "allow-include") {
             p.includes.insert(what);
+        } else if (verb == "allow" && what == kDeviceClocks) {
+            p.allowed.insert(what);
+            for (const char* clock_name : {"clock", "clock64", "__nanosleep", "globaltimer"}) p.allowed.insert(clock_name);
         } else if (verb == "allow") {
             p.allowed.insert(what);
+        } else if (verb == "allow-symbol") {
+            p.symbols.insert(what);
         } else if (verb == "forbid") {
             p.forbidden.insert(what);
             p.allowed.erase(what);
@@ -223,7 +274,7 @@ SourcePolicy read_source_policy(const std::string& text) {
             p.enabled = what == "on";
         } else {
             throw std::invalid_argument("source_policy.txt:" + std::to_string(number) + ": unknown '" + verb + " " + what +
-                                        "' (allow-include, allow, forbid, check on|off)");
+                                        "' (allow-include, allow, allow-symbol, forbid, check on|off)");
         }
     }
     return p;
@@ -236,8 +287,12 @@ std::string source_policy_template() {
         "# building anything. One rule a line:\n"
         "#   allow-include <header>     allow-include \"name.h\"\n"
         "#   allow NAME                 take a name off the forbidden list\n"
+        "#   allow device-clocks        clock64, %globaltimer and __nanosleep in kernels (by name\n"
+        "#                              and in the compiled PTX)\n"
+        "#   allow-symbol PATTERN       a symbol the compiled kernel.cu may call (NAME* a prefix)\n"
         "#   forbid NAME                forbid one more name (NAME* forbids a prefix)\n"
-        "#   check off                  no source check (the judge still decides every point)\n"
+        "#   check off                  neither the source check nor the compiled check (the judge\n"
+        "#                              still decides every point)\n"
         "#\n# Allowed includes by default:";
     for (const char* inc : kIncludes) t += std::string(" ") + inc;
     t += ", and the headers of the stage's own folder.\n# Forbidden names by default:";
@@ -315,6 +370,9 @@ std::vector<std::string> check_source(const std::string& path, const std::string
             }
         } else if (name == "include_next" || name == "import" || name == "embed") {
             report(number, "#" + name + " is not allowed");
+        } else if (name == "line" || (!name.empty() && std::isdigit(static_cast<unsigned char>(name[0])))) {
+            // The compiled check reads the preprocessed file by its line markers.
+            report(number, "#" + name + ": a line marker would tell the compiled check that code came from another file");
         } else if (name == "pragma") {
             std::istringstream words(rest);
             std::string first;
@@ -325,29 +383,7 @@ std::vector<std::string> check_source(const std::string& path, const std::string
         }
     }
 
-    // Names, with one level of qualification (std::thread, cg::reduce).
-    static const std::regex token(R"([A-Za-z_]\w*|::)");
-    static const std::regex other_stage(R"(reduce([0-9])_stage)");
-    std::string previous, before_previous;
-    for (auto it = std::sregex_iterator(lexed.code.begin(), lexed.code.end(), token); it != std::sregex_iterator(); ++it) {
-        const std::string t = it->str();
-        if (t != "::") {
-            const int number = line_at(static_cast<std::size_t>(it->position()));
-            const std::string qualified =
-                previous == "::" && !before_previous.empty() && before_previous != "::" ? before_previous + "::" + t : "";
-            if (forbidden_name(t, policy)) {
-                report(number, "'" + t + "' is not allowed in a submission (source_policy.txt)");
-            } else if (!qualified.empty() && forbidden_name(qualified, policy)) {
-                report(number, "'" + qualified + "' is not allowed in a submission (source_policy.txt)");
-            }
-            std::smatch m;
-            if (std::regex_match(t, m, other_stage) && std::stoi(m[1]) != stage) {
-                report(number, "'" + t + "' is another stage: write this stage's own code");
-            }
-        }
-        before_previous = previous;
-        previous = t;
-    }
+    check_names_in(lexed.code, line_at, stage, policy, report);
 
     // Literals that would reach the grader's files or the assembler's file inclusion.
     for (const auto& [number, contents] : lexed.literals) {
@@ -359,5 +395,32 @@ std::vector<std::string> check_source(const std::string& path, const std::string
     }
     return problems;
 }
+
+std::vector<std::string> check_names(const std::string& path, const std::vector<std::pair<int, std::string>>& lines,
+                                     int stage, const SourcePolicy& policy, const std::set<std::string>& made_by_macros) {
+    std::vector<std::string> problems;
+    std::set<std::string> seen;
+    std::string text;
+    std::vector<int> line_of_text_line;
+    for (const auto& [number, line] : lines) {
+        text += line + "\n";
+        line_of_text_line.push_back(number);
+    }
+    Lexed lexed = lex(text);
+    if (!lexed.problem.empty()) problems.push_back(path + ": the preprocessed file has " + lexed.problem);
+    auto line_at = [&](std::size_t pos) {
+        const int text_line = pos < lexed.line_of.size() ? lexed.line_of[pos] : 1;
+        return text_line - 1 < static_cast<int>(line_of_text_line.size()) ? line_of_text_line[text_line - 1] : 0;
+    };
+    SourcePolicy names = policy;
+    for (const std::string& name : made_by_macros) names.forbidden.erase(name);
+    check_names_in(lexed.code, line_at, stage, names, [&](int number, const std::string& what) {
+        const std::string problem = path + ":" + std::to_string(number) + ": after preprocessing, " + what;
+        if (problems.size() < 20 && seen.insert(problem).second) problems.push_back(problem);
+    });
+    return problems;
+}
+
+bool forbidden_by(const std::string& name, const SourcePolicy& policy) { return forbidden_name(name, policy); }
 
 }  // namespace classroom

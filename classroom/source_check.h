@@ -16,11 +16,14 @@
 //   allow-include <cooperative_groups/reduce.h>
 //   allow cudaMemcpy            (a name this check forbids by default)
 //   forbid atomicAdd            (one more name)
-//   check off                   (no source check at all; the kit's own tests use it)
+//   allow device-clocks         (clock64, %globaltimer, __nanosleep in kernels)
+//   allow-symbol cudaEvent*     (a symbol the compiled object may use: compiled_check.h)
+//   check off                   (no source check and no compiled check; the kit's own tests use it)
 #pragma once
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace classroom {
@@ -29,8 +32,12 @@ struct SourcePolicy {
     bool enabled = true;
     std::set<std::string> includes;   // "stages.h", "<cstdint>": as written between the delimiters
     std::set<std::string> forbidden;  // names; "name*" forbids every name that starts so
-    std::set<std::string> allowed;    // names taken off the forbidden list
+    std::set<std::string> allowed;    // names taken off the forbidden list ("device-clocks": the clocks)
+    std::set<std::string> symbols;    // symbols the compiled object may also use (compiled_check.h)
 };
+
+// `allow device-clocks`: clock, clock64, __nanosleep and %globaltimer in kernels.
+inline constexpr const char* kDeviceClocks = "device-clocks";
 
 SourcePolicy default_source_policy();
 // The default policy changed by the lines of a policy file; throws std::invalid_argument
@@ -45,5 +52,15 @@ std::string source_policy_template();
 // `local_headers` the headers of that stage's folder in the handed-out tree.
 std::vector<std::string> check_source(const std::string& path, const std::string& text, int stage,
                                       const std::set<std::string>& local_headers, const SourcePolicy& policy);
+
+// Whether the policy forbids a name ("name*" entries forbid a prefix).
+bool forbidden_by(const std::string& name, const SourcePolicy& policy);
+
+// The names part of check_source on code that is already preprocessed (the compiled check
+// reads the lines the compiler took from the submitted file): `lines` are (line number in
+// the submitted file, text). `made_by_macros`: forbidden names that the allowed headers'
+// macros write into the lines that use them (__attribute__ from __global__), not checked.
+std::vector<std::string> check_names(const std::string& path, const std::vector<std::pair<int, std::string>>& lines,
+                                     int stage, const SourcePolicy& policy, const std::set<std::string>& made_by_macros);
 
 }  // namespace classroom

@@ -2,7 +2,8 @@
 # Gradescope runs this once, when it builds the autograder's image (as root, in
 # /autograder/source). The image must already have what the course's GPU runner provides:
 # the NVIDIA driver, the CUDA Toolkit (nvcc, compute-sanitizer), CMake 3.24+, a C++17
-# compiler and GoogleTest (docs/classroom.md, "Gradescope").
+# compiler with binutils (nm, objdump: the compiled check) and GoogleTest
+# (docs/classroom.md, "Gradescope").
 #
 # It builds everything the grader trusts from the autograder alone, then removes what a
 # student's code must never read: the solutions, the hidden cases (judge.cu) and the
@@ -35,7 +36,7 @@ cp -a grading/. /autograder/work/grading/
 workers=$(sed -n 's/^set(GRADED_STAGES \(.*\))$/\1/p' grading/assignment.cmake | tr ' ' ';')
 chown -R "$student_user": /autograder/work/tree /autograder/work/grading /autograder/work/build
 runuser -u "$student_user" -- cmake -S /autograder/work/tree -B /autograder/work/build -DCMAKE_BUILD_TYPE=Release \
-      -DREDUCTION_GRADING_DIR=/autograder/work/grading "-DGRADING_WORKERS=$workers"
+      -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DREDUCTION_GRADING_DIR=/autograder/work/grading "-DGRADING_WORKERS=$workers"
 runuser -u "$student_user" -- cmake --build /autograder/work/build --parallel --target gpu_tests \
       $(for s in ${workers//;/ }; do echo "grade_worker_$s"; done)
 

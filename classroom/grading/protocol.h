@@ -6,9 +6,10 @@
 // One Unix stream socket, at a file descriptor the worker is told (--socket FD):
 //   1. judge -> worker  Setup, with the file descriptor of the judge's input memory
 //                       (a CUDA VMM allocation exported as a POSIX file descriptor,
-//                       passed by SCM_RIGHTS); the worker maps it read-only in spirit:
-//                       what it writes there is overwritten before the next request.
-//   2. worker -> judge  Ready (or Failed, with a reason).
+//                       passed by SCM_RIGHTS); the worker maps it read-only where the
+//                       driver allows it, and the judge reads the inputs back after each
+//                       request of the submission's: a changed input fails the request.
+//   2. worker -> judge  Ready, its text saying how the inputs are mapped (or Failed, why).
 //   3. judge -> worker  Request ... worker -> judge Reply (values follow it), repeated.
 //   4. judge -> worker  Request with kQuit; the worker exits 0. Its exit status means
 //                       only "did not crash": no verdict is read from it.
@@ -54,7 +55,7 @@ struct Ready {
     std::uint32_t magic = kMagic, version = kVersion;
     Kind kind = Kind::Ready;  // or Failed
     std::uint32_t pad = 0;
-    char text[kTextBytes] = {};  // Failed: why
+    char text[kTextBytes] = {};  // Ready: "read-only" or why read-write; Failed: why
 };
 
 struct Request {

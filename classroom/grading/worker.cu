@@ -35,10 +35,13 @@ void driver_check(CUresult r, const char* what) {
     }
 }
 
-// The judge's input memory, mapped into this process.
+// The judge's input memory, mapped into this process read-only where the driver allows
+// it (a launcher that writes into its input then faults); the judge also reads the inputs
+// back after every request, since a process may change its own mapping.
 struct SharedInput {
     CUdeviceptr base = 0;
     std::size_t bytes = 0;
+    const char* mapping = "read-only";
 
     SharedInput(int fd, std::size_t size, int device) : bytes(size) {
         CUmemGenericAllocationHandle handle{};
@@ -52,8 +55,12 @@ struct SharedInput {
         CUmemAccessDesc access{};
         access.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
         access.location.id = device;
-        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-        driver_check(cuMemSetAccess(base, bytes, &access, 1), "cuMemSetAccess");
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READ;
+        if (cuMemSetAccess(base, bytes, &access, 1) != CUDA_SUCCESS) {
+            mapping = "read-write (the driver refused a read-only mapping)";
+            access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+            driver_check(cuMemSetAccess(base, bytes, &access, 1), "cuMemSetAccess");
+        }
     }
 };
 
@@ -129,6 +136,7 @@ int serve(int socket) {
         CUDA_CHECK(cudaSetDevice(static_cast<int>(setup.device)));
         CUDA_CHECK(cudaFree(nullptr));  // the primary context, which the driver calls below use
         shared = std::make_unique<SharedInput>(memory_fd, setup.bytes, static_cast<int>(setup.device));
+        copy_text(ready.text, shared->mapping);
     } catch (const std::exception& e) {
         ready.kind = Kind::Failed;
         copy_text(ready.text, e.what());

@@ -10,6 +10,7 @@
 //   judge --correctness --worker W          the public and the hidden groups, one verdict each
 //   judge --sanitize racecheck|memcheck --worker W --sanitizer PATH
 //   judge --perf --worker W --reference R --previous P
+//   judge --exec-as USER PROGRAM ARGS...    (itself, between the sanitizer and the worker)
 // Options: --min-block B (the handout's smallest block), --run-as USER (as root: the
 // student's worker runs as USER), --logs DIR (the workers' output), --timeout SECONDS.
 // Seed: CLASSROOM_SEED in the environment. Exit: 0 graded (the verdicts are in the
@@ -160,9 +161,9 @@ std::string read_through(int fd, std::size_t most = 1 << 20) {
     return text;
 }
 
-int create_fresh(const std::string& path) {
+int create_fresh(const std::string& path, mode_t mode = 0644) {
     unlink(path.c_str());
-    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
     if (fd < 0) throw CouldNotGrade("cannot create " + path);
     return fd;
 }
@@ -179,6 +180,34 @@ void kill_every_process_of(const std::string& user) {
         _exit(0);
     }
     if (pid > 0) waitpid(pid, nullptr, 0);
+}
+
+// This program's own path: it is also the step that drops to the student's user between
+// the sanitizer and the worker (--exec-as).
+std::string self_path() {
+    char path[4096];
+    const ssize_t length = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (length <= 0) throw CouldNotGrade("cannot find the judge's own path");
+    return std::string(path, static_cast<std::size_t>(length));
+}
+
+// judge --exec-as USER PROGRAM ARGS...: becomes USER (root only) and runs PROGRAM with this
+// process's environment, which the sanitizer in front of it has prepared. Returns only on
+// failure.
+int exec_as(int argc, char** argv) {
+    if (argc < 4) {
+        std::fprintf(stderr, "judge: --exec-as USER PROGRAM [ARGS...]\n");
+        return 2;
+    }
+    const passwd* user = getpwnam(argv[2]);
+    if (!user || user->pw_uid == 0 || setgroups(0, nullptr) != 0 || setgid(user->pw_gid) != 0 ||
+        setuid(user->pw_uid) != 0 || getuid() != user->pw_uid) {
+        std::fprintf(stderr, "judge: could not become %s\n", argv[2]);
+        return 126;
+    }
+    execve(argv[3], argv + 3, environ);
+    std::fprintf(stderr, "judge: cannot run %s\n", argv[3]);
+    return 127;
 }
 
 class Worker {
@@ -247,8 +276,11 @@ public:
             return "it did not answer the setup" + tail();
         }
         if (ready.kind != Kind::Ready) return std::string("it could not map the input: ") + clean(ready.text);
+        mapping_ = clean(ready.text);
         return "";
     }
+    // How the worker mapped the inputs ("read-only", or "read-write" where the driver refused).
+    const std::string& mapping() const { return mapping_; }
 
     // One request; false (with `error` set) when the worker did not answer in time, died
     // or said it failed.
@@ -337,7 +369,7 @@ private:
         for (char& c : s) if (c < 0x20 || c > 0x7e) c = '?';
         return s;
     }
-    std::string role_, log_path_, ended_ = "not started";
+    std::string role_, log_path_, ended_ = "not started", mapping_;
     pid_t pid_ = -1;
     int socket_ = -1;
     int log_fd_ = -1;
@@ -475,9 +507,10 @@ struct Judge {
         return o.logs + "/worker-" + role + "-" + std::to_string(++worker_starts) + ".log";
     }
 
-    std::unique_ptr<Worker> start_worker(const std::string& role, std::vector<std::string> argv, bool student,
+    // `run_as`: the user the program runs as ("": the judge's own).
+    std::unique_ptr<Worker> start_worker(const std::string& role, std::vector<std::string> argv, const std::string& run_as,
                                          const SharedMemory& memory, std::string& error) {
-        auto w = std::make_unique<Worker>(role, std::move(argv), student ? o.run_as : "", log_path(role));
+        auto w = std::make_unique<Worker>(role, std::move(argv), run_as, log_path(role));
         error = w->start(memory, device.id, std::max(o.timeout, 120));
         if (!error.empty()) w->stop();
         return w;
@@ -490,6 +523,7 @@ struct Judge {
         }
         SharedMemory memory(most + 256, device.id);
         std::unique_ptr<Worker> worker;
+        bool said_mapping = false;
         for (std::size_t g = 0; g < kGroups.size(); ++g) {
             const std::string& group = kGroups[g];
             const std::vector<Case> cases = group_cases(group, o);
@@ -502,7 +536,11 @@ struct Judge {
                     // A fresh worker for each group after a crash: one group's crash costs
                     // only that group.
                     std::string error;
-                    worker = start_worker("student", {o.worker}, true, memory, error);
+                    worker = start_worker("student", {o.worker}, o.run_as, memory, error);
+                    if (error.empty() && !said_mapping) {
+                        std::printf("INFO the submission's worker mapped its inputs %s\n", worker->mapping().c_str());
+                        said_mapping = true;
+                    }
                     if (!error.empty()) failure = "the worker did not start: " + error;
                 }
                 if (failure.empty()) failure = run_case(*worker, memory, c, mix(o.seed, g * 100000 + k));
@@ -528,6 +566,17 @@ struct Judge {
         return 0;
     }
 
+    // The inputs are the judge's: a worker maps them read-only where the driver allows it,
+    // and, since a process can change its own mapping, the judge reads them back after
+    // every request of the submission's and compares.
+    static constexpr const char* kWroteInput =
+        "the launcher wrote into its input or around it (the stage's contract: the input is read-only)";
+    static bool unchanged(const SharedMemory& memory, const std::vector<char>& region) {
+        std::vector<char> now(region.size());
+        CHECK(cudaMemcpy(now.data(), memory.at<char>(0), now.size(), cudaMemcpyDeviceToHost));
+        return now == region;
+    }
+
     std::string run_case(Worker& worker, const SharedMemory& memory, const Case& c, std::uint64_t seed) {
         long long exact = 0;
         const std::size_t size = type_size(c.type);
@@ -543,9 +592,9 @@ struct Judge {
             std::memcpy(bytes.data(), v.data(), bytes.size());
         }
         // Poison what lies around the input, so a read past either end adds garbage.
-        CHECK(cudaMemset(memory.at<char>(0), 0x5A, std::min(memory.bytes, (c.n + c.offset + 64) * size)));
-        if (c.n) CHECK(cudaMemcpy(memory.at<char>(c.offset * size), bytes.data(), bytes.size(), cudaMemcpyHostToDevice));
-        CHECK(cudaDeviceSynchronize());
+        std::vector<char> region(std::min(memory.bytes, (c.n + c.offset + 64) * size), 0x5A);
+        std::copy(bytes.begin(), bytes.end(), region.begin() + static_cast<std::ptrdiff_t>(c.offset * size));
+        CHECK(cudaMemcpy(memory.at<char>(0), region.data(), region.size(), cudaMemcpyHostToDevice));
         Request q;
         q.type = wire_type(c.type);
         q.offset = c.offset * size;
@@ -558,6 +607,7 @@ struct Judge {
         std::vector<double> got;
         std::string error;
         if (!worker.ask(q, got, error, o.timeout)) return error;
+        if (!unchanged(memory, region)) return kWroteInput;
         for (int run = 0; run < 2; ++run) {
             if (!(std::isfinite(got[run]) && got[run] == static_cast<double>(exact))) {
                 return "expected " + std::to_string(exact) + ", got " + got_text(got[run]) + " (run " +
@@ -582,22 +632,21 @@ struct Judge {
         const std::vector<int> all = blocks(o);
         const int block = all[(pick >> 20) % all.size()];
         SharedMemory memory(n * 4, device.id);
-        // The sanitizer runs as the student's user and writes this file itself: made here,
-        // then handed to that user. Its verdict rests on its exit status first.
+        // The sanitizer runs as the judge's user (root on Gradescope) and only its target, the
+        // worker, as the student's: `judge --exec-as USER` drops the rights between the two.
+        // Its log is a fresh file in the judge's own folder, which no process of the student's
+        // user may write, and its exit status is the judge's child's: neither can be forged
+        // from the worker. `all`: the sanitizer follows the worker past that exec (and into
+        // any process it starts, which is killed with the step).
         const std::string log = o.logs + "/" + o.tool + ".log";
-        const int log_fd = create_fresh(log);  // read back through this descriptor, below
-        if (!o.run_as.empty()) {
-            const passwd* user = getpwnam(o.run_as.c_str());
-            if (!user || fchown(log_fd, user->pw_uid, user->pw_gid) != 0) throw CouldNotGrade("cannot hand " + log + " over");
-        }
-        // application-only: the sanitizer follows the worker alone, so a process the
-        // submission starts is not the sanitizer's to wait for; it is killed with the step.
+        const int log_fd = create_fresh(log, 0600);  // read back through this descriptor, below
         std::vector<std::string> argv = {o.sanitizer, "--tool", o.tool, "--error-exitcode", "86", "--log-file", log,
-                                         "--target-processes", "application-only"};
+                                         "--target-processes", "all"};
         if (race) argv.insert(argv.end(), {"--racecheck-report", "analysis"});
+        if (!o.run_as.empty()) argv.insert(argv.end(), {self_path(), "--exec-as", o.run_as});
         argv.push_back(o.worker);
         std::string error;
-        auto worker = start_worker("student-" + o.tool, argv, true, memory, error);
+        auto worker = start_worker("student-" + o.tool, argv, "", memory, error);
         std::string verdict;
         bool sums_right = error.empty();
         if (sums_right) {
@@ -608,10 +657,16 @@ struct Judge {
             q.flags = kCopyIn;
             long long exact = 0;
             const auto values = case_values<int>(n, mix(pick, 1), exact);
+            std::vector<char> region(n * 4);
+            std::memcpy(region.data(), values.data(), region.size());
             CHECK(cudaMemcpy(memory.at<int>(0), values.data(), n * 4, cudaMemcpyHostToDevice));
             std::vector<double> got;
             sums_right = worker->ask(q, got, error, o.timeout) && got[0] == static_cast<double>(exact);
             if (error.empty() && !sums_right) error = "the sum under " + o.tool + " was wrong (" + case_text(c) + ")";
+            if (sums_right && !unchanged(memory, region)) {
+                sums_right = false;
+                error = kWroteInput;
+            }
         }
         const std::string ended = worker->stop(120);
         const int status = worker->exit_status();
@@ -658,6 +713,20 @@ __global__ void fill_inputs(int* data, std::size_t n, std::size_t stride, unsign
     }
 }
 
+// How many values of a request's inputs differ from what fill_inputs wrote: the worker
+// must leave its inputs as it found them.
+__global__ void count_changed_inputs(const int* data, std::size_t n, std::size_t stride, unsigned batch,
+                                     std::uint64_t seed, unsigned* changed) {
+    const std::size_t total = n * batch;
+    unsigned local = 0;
+    for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+         i += std::size_t(gridDim.x) * blockDim.x) {
+        const std::size_t k = i / n, j = i % n;
+        local += data[k * stride + j] != static_cast<int>(signed_value(mix(seed + k * 0x9E3779B97F4A7C15ULL, j), 8));
+    }
+    if (local) atomicAdd(changed, local);
+}
+
 // Writes (and reads) twice the L2's size, so no line of the last input is left in it.
 __global__ void flush_l2(int4* scratch, std::size_t count) {
     for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
@@ -699,7 +768,12 @@ int Judge::perf() {
     const unsigned kLarge = static_cast<unsigned>(o.perf_batch), kSmall = static_cast<unsigned>(o.perf_small);
     const int kRounds = o.perf_rounds, kCalibration = 3, kPerRound = 3, kWarmup = 2;
     const std::size_t stride = kN * sizeof(int) + 256;  // each input on its own 256-byte boundary
-    SharedMemory memory(stride * kLarge, device.id);
+    // The submission's inputs in an allocation of their own, never mapped by an
+    // instructor's worker; every worker's inputs are checked after each request.
+    SharedMemory instructor_memory(stride * kLarge, device.id), submission_memory(stride * kLarge, device.id);
+    auto memory_of = [&](int w) -> const SharedMemory& { return w == 0 ? submission_memory : instructor_memory; };
+    unsigned* changed_d = nullptr;
+    CHECK(cudaMalloc(&changed_d, sizeof(unsigned)));
     const std::size_t scratch_count = 2 * static_cast<std::size_t>(device.prop.l2CacheSize) / sizeof(int4) + 1;
     int4* scratch = nullptr;
     CHECK(cudaMalloc(&scratch, scratch_count * sizeof(int4)));
@@ -707,7 +781,7 @@ int Judge::perf() {
     int* expected_d = nullptr;
     CHECK(cudaMalloc(&expected_d, kLarge * sizeof(int)));
     std::size_t cub_bytes = 0;
-    CHECK(cub::DeviceReduce::Sum(nullptr, cub_bytes, memory.at<int>(0), expected_d, static_cast<int>(kN)));
+    CHECK(cub::DeviceReduce::Sum(nullptr, cub_bytes, instructor_memory.at<int>(0), expected_d, static_cast<int>(kN)));
     void* cub_scratch = nullptr;
     CHECK(cudaMalloc(&cub_scratch, cub_bytes));
 
@@ -725,6 +799,7 @@ int Judge::perf() {
     // One request of `batch` reductions; its time in ms from request to answer, or -1.
     auto timed_request = [&](int w, unsigned batch) -> double {
         const std::uint64_t seed = fresh_seed();
+        const SharedMemory& memory = memory_of(w);
         fill_inputs<<<1024, 256>>>(memory.at<int>(0), kN, stride / sizeof(int), batch, seed);
         CHECK(cudaGetLastError());
         for (unsigned k = 0; k < batch; ++k) {
@@ -750,6 +825,18 @@ int Judge::perf() {
             if (failure[w].empty()) failure[w] = error;
             return -1;
         }
+        {  // the inputs as the judge made them? After the clock, and for every worker alike,
+           // so that each request is followed by the same work whoever made it.
+            CHECK(cudaMemset(changed_d, 0, sizeof(unsigned)));
+            count_changed_inputs<<<1024, 256>>>(memory.at<int>(0), kN, stride / sizeof(int), batch, seed, changed_d);
+            CHECK(cudaGetLastError());
+            unsigned changed = 0;
+            CHECK(cudaMemcpy(&changed, changed_d, sizeof changed, cudaMemcpyDeviceToHost));
+            if (changed) {
+                verified[w] = false;
+                if (failure[w].empty()) failure[w] = kWroteInput;
+            }
+        }
         for (unsigned k = 0; k < batch; ++k) {
             if (got[k] != static_cast<double>(expected[k])) {
                 verified[w] = false;
@@ -774,7 +861,7 @@ int Judge::perf() {
     // Starts a program's worker: false (with the failure set) when it did not start.
     auto start = [&](int w) {
         std::string error;
-        workers[w] = start_worker(roles[w], {programs[w]}, w == 0, memory, error);
+        workers[w] = start_worker(roles[w], {programs[w]}, w == 0 ? o.run_as : "", memory_of(w), error);
         if (!error.empty()) {
             verified[w] = false;
             if (failure[w].empty()) failure[w] = "the worker did not start: " + error;
@@ -925,6 +1012,7 @@ int Judge::perf() {
         std::printf("FLOOR unknown (the GPU reports no memory clock)\n");
     }
     cudaFree(scratch);
+    cudaFree(changed_d);
     cudaFree(expected_d);
     cudaFree(cub_scratch);
     return 0;
@@ -938,6 +1026,7 @@ int usage(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc > 1 && std::strcmp(argv[1], "--exec-as") == 0) return exec_as(argc, argv);
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];

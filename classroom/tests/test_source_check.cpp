@@ -97,6 +97,21 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         {"host memory mapped into the device", "void f(void* p) { cudaHostRegister(p, 4, 0); }", "'cudaHostRegister'"},
         {"memory of its own", "void f(void** p) { cudaMallocAsync(p, 4, 0); }", "'cudaMallocAsync'"},
         {"a wait by polling", "void f() { while (cudaStreamQuery(0)) {} }", "'cudaStreamQuery'"},
+        // issue 29: what the second attack got past the check
+        {"a splice with spaces before the newline", "#inc\\  \nlude \"/autograder/source/solution/reduce4/kernel.cu\"",
+         "not on the allow-list"},
+        {"a name split by a splice with a tab", "static int q = (_Ex\\\t\nit(0), 0);", "'_Exit'"},
+        {"a thread from a timer", "static int t = timer_create(0, 0, 0);", "'timer_create'"},
+        {"the C library's internal fork", "extern \"C\" int __fork();", "'__fork'"},
+        {"the loader's list of libraries", "static int n = dl_iterate_phdr(0, 0);", "'dl_iterate_phdr'"},
+        {"the auxiliary vector", "static unsigned long a = getauxval(3);", "'getauxval'"},
+        {"a host cycle counter", "static unsigned long long t = __builtin_ia32_rdtsc();", "'__builtin_ia32_rdtsc'"},
+        {"a device clock", "__device__ long long f() { return clock64(); }", "'clock64'"},
+        {"a device sleep", "__device__ void f() { __nanosleep(100); }", "'__nanosleep'"},
+        {"a file probe by the preprocessor", "#if __has_include(\"/autograder/source/solution/reduce4/kernel.cu\")\n#endif",
+         "'__has_include'"},
+        {"a line marker", "#line 1 \"stages.h\"", "a line marker"},
+        {"a GNU line marker", "# 1 \"stages.h\"", "a line marker"},
     };
     for (const Attack& a : attacks) {
         const std::string problems = joined(check(with_line(a.line)));
@@ -153,6 +168,10 @@ TEST(SourceCheck, ThePolicyFileWidensAndNarrows) {
     EXPECT_EQ(joined(check(atomics)), "");
     EXPECT_NE(joined(check(atomics, read_source_policy("forbid atomicAdd"))).find("'atomicAdd'"), std::string::npos);
     EXPECT_EQ(joined(check(with_line("static int q = (std::_Exit(0), 0);"), read_source_policy("check off"))), "");
+    const std::string clocks = with_line("__device__ long long f() { __nanosleep(10); return clock64(); }");
+    EXPECT_FALSE(check(clocks).empty());
+    EXPECT_EQ(joined(check(clocks, read_source_policy("allow device-clocks"))), "");
+    EXPECT_EQ(read_source_policy("allow-symbol cudaEvent*").symbols, std::set<std::string>{"cudaEvent*"});
     EXPECT_THROW(read_source_policy("permit exit"), std::invalid_argument);
     EXPECT_THROW(read_source_policy("allow two words"), std::invalid_argument);
     // The template every autograder gets changes nothing, and names the whole default list.

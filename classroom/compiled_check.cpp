@@ -1,0 +1,259 @@
+#include "compiled_check.h"
+
+#include <cxxabi.h>
+#include <fnmatch.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <sstream>
+
+namespace classroom {
+
+namespace {
+
+// What a compiled kernel.cu may call beyond what the instructor's own solutions call.
+// Plain C names that the source policy forbids (cudaMemcpy*, cudaMalloc, ...) stay refused.
+const char* const kAllowedSymbols[] = {
+    // the CUDA runtime: nvcc's registration and launch stubs, and the runtime API
+    "__cuda*", "cuda*",
+    // the C++ runtime: exceptions, guards of function-local statics, new and delete, and
+    // nvcc's own registration of the kernels, which unregisters them at exit (atexit)
+    "_Unwind_Resume", "__gxx_personality_v0", "__cxa_*", "_ZTVN10__cxxabiv1*", "_ZTIN10__cxxabiv1*", "atexit",
+    "__dso_handle", "_GLOBAL_OFFSET_TABLE_", "__stack_chk_fail", "__tls_get_addr", "_Znw*", "_Zna*", "_Zdl*", "_Zda*",
+    "_ZSt9terminatev",
+    // the C++ library: its exceptions, strings and string streams, streams to stdout/stderr
+    "_ZSt*__throw_*", "_ZNSt*_error*", "_ZNKSt*_error*", "_ZNSt16invalid_argument*", "_ZNSt12out_of_range*",
+    "_ZNSt12domain_error*", "_ZTISt*", "_ZTSSt*", "_ZTVSt*", "_ZNSt9exception*",
+    "_ZNKSt9exception*", "_ZNSt9bad_alloc*", "_ZNSt7__cxx11*", "_ZNKSt7__cxx11*", "_ZSt4cout", "_ZSt4cerr",
+    "_ZSt4clog", "_ZNSo*", "_ZNKSo*", "_ZSt16__ostream_insert*", "_ZStlsI*", "_ZSt4endl*", "_ZNSt8ios_base*",
+    "_ZNKSt9basic_ios*", "_ZNSt9basic_ios*", "_ZNSt6locale*", "_ZNKSt5ctype*",
+    // the C++ library's containers (map, unordered_map, list) and a mutex's lock (no thread)
+    "_ZSt*_Rb_tree_*", "_ZNSt8__detail*", "_ZNKSt8__detail*", "pthread_mutex_lock", "pthread_mutex_unlock",
+    "pthread_once", "__errno_location",
+    // the C library: memory and strings, formatting, printing to stdout and stderr, math
+    "memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp", "strncmp", "strchr", "strrchr", "strstr", "strtol",
+    "strtoul", "strtoll", "strtoull", "strtod", "strtof", "atoi", "atol", "printf", "fprintf", "snprintf",
+    "sprintf", "vsnprintf", "vfprintf", "vprintf", "puts", "fputs", "fputc", "putchar", "fflush", "fwrite", "stdout",
+    "stderr", "__printf_chk", "__fprintf_chk", "__snprintf_chk", "__sprintf_chk", "__vsnprintf_chk", "__vfprintf_chk",
+    "__memcpy_chk", "__memmove_chk", "__memset_chk", "__strcpy_chk", "__assert_fail", "sqrt*", "cbrt*", "exp", "expf",
+    "expl", "exp2*", "expm1*", "log", "logf", "logl", "log2*", "log10*", "log1p*", "pow", "powf", "powl", "fabs*",
+    "floor*", "ceil*", "round*", "lround*", "trunc*", "fmod*", "frexp*", "ldexp*", "sin", "sinf", "cos", "cosf",
+    "tan", "tanf", "fmin*", "fmax*", "nextafter*", "hypot*", "erf*", "__isnan*", "__isinf*", "__finite*",
+    "__fpclassify*",
+};
+
+// Forbidden names that the allowed headers' macros write into the lines that use them:
+// __global__ and __device__ are __attribute__((global)) and __attribute__((device)).
+const std::set<std::string> kMadeByMacros = {"__attribute__"};
+
+// Forbidden names that nvcc's own code calls in every object (the source check still
+// refuses them in the text).
+const std::set<std::string> kMadeByCompiler = {"atexit"};
+
+bool matches(const std::string& pattern, const std::string& name) {
+    return fnmatch(pattern.c_str(), name.c_str(), 0) == 0;
+}
+
+std::string demangled(const std::string& name) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), std::free);
+    return status == 0 && text ? std::string(text.get()) + " (" + name + ")" : name;
+}
+
+// The lines the compiler took from `file`, by the preprocessor's line markers
+// (`# 12 "file" flags` and `#line 12 "file"`): (line number, text).
+std::vector<std::pair<int, std::string>> lines_from(const std::string& preprocessed, const std::string& file) {
+    static const std::regex marker(R"re(^#(?:line)?\s+(\d+)\s+"((?:[^"\\]|\\.)*)".*$)re");
+    std::vector<std::pair<int, std::string>> lines;
+    std::istringstream in(preprocessed);
+    std::string current;
+    int next = 1;
+    for (std::string line; std::getline(in, line);) {
+        std::smatch m;
+        if (!line.empty() && line[0] == '#' && std::regex_match(line, m, marker)) {
+            current = m[2];
+            next = std::stoi(m[1]);
+            continue;
+        }
+        if (current == file) lines.push_back({next, line});
+        ++next;
+    }
+    return lines;
+}
+
+// One JSON string starting at text[at] == '"'; `at` ends past its closing quote.
+std::string json_string(const std::string& text, std::size_t& at) {
+    std::string out;
+    for (++at; at < text.size() && text[at] != '"'; ++at) {
+        if (text[at] != '\\' || at + 1 >= text.size()) {
+            out += text[at];
+            continue;
+        }
+        const char e = text[++at];
+        if (e == 'n') out += '\n';
+        else if (e == 't') out += '\t';
+        else if (e == 'u' && at + 4 < text.size()) {  // compile commands are ASCII; keep the byte
+            out += static_cast<char>(std::stoi(text.substr(at + 1, 4), nullptr, 16));
+            at += 4;
+        } else out += e;
+    }
+    ++at;
+    return out;
+}
+
+// A shell command line as CMake writes it into compile_commands.json, in words.
+std::vector<std::string> split_words(const std::string& command) {
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (std::size_t i = 0; i < command.size(); ++i) {
+        const char c = command[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            else if (c == '\\' && quote == '"' && i + 1 < command.size()) word += command[++i];
+            else word += c;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+            in_word = true;
+        } else if (c == '\\' && i + 1 < command.size()) {
+            word += command[++i];
+            in_word = true;
+        } else if (c == ' ' || c == '\t' || c == '\n') {
+            if (in_word) words.push_back(word);
+            word.clear();
+            in_word = false;
+        } else {
+            word += c;
+            in_word = true;
+        }
+    }
+    if (in_word) words.push_back(word);
+    return words;
+}
+
+}  // namespace
+
+std::set<std::string> symbol_names(const std::string& nm_output) {
+    std::set<std::string> names;
+    std::istringstream in(nm_output);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream words(line);
+        std::string name, type;
+        if (words >> name >> type && type.size() == 1) names.insert(name);  // POSIX: "name type [value size]"
+    }
+    return names;
+}
+
+std::vector<std::string> check_compiled(const std::string& path, const std::string& compiled_path,
+                                        const CompiledFiles& files, int stage, const SourcePolicy& policy,
+                                        const std::set<std::string>& instructor_symbols) {
+    std::vector<std::string> problems;
+    auto report = [&](const std::string& what) {
+        if (problems.size() < 20) problems.push_back(path + ": " + what);
+    };
+
+    // What the compiler read, host and device passes.
+    if (files.preprocessed.empty()) report("the compiler kept no preprocessed file (nvcc --keep): the check cannot read it");
+    for (const auto& [name, text] : files.preprocessed) {
+        const auto lines = lines_from(text, compiled_path);
+        if (lines.empty()) {
+            report("no line of " + compiled_path + " in the compiler's " + name + ": the check cannot read it");
+            continue;
+        }
+        for (const std::string& p : check_names(path, lines, stage, policy, kMadeByMacros)) {
+            if (problems.size() < 20) problems.push_back(p + " [" + name + "]");
+        }
+    }
+
+    // What the object calls.
+    for (const std::string& name : symbol_names(files.undefined_symbols)) {
+        if (instructor_symbols.count(name)) continue;
+        const bool plain = name.rfind("_Z", 0) != 0;
+        if (plain && forbidden_by(name, policy) && !kMadeByCompiler.count(name)) {
+            report("the compiled code uses '" + demangled(name) + "', which source_policy.txt forbids");
+            continue;
+        }
+        bool allowed = false;
+        for (const char* pattern : kAllowedSymbols) allowed = allowed || matches(pattern, name);
+        for (const std::string& pattern : policy.symbols) allowed = allowed || matches(pattern, name);
+        if (!allowed) {
+            report("the compiled code uses '" + demangled(name) +
+                   "', which is not on the compiled check's allow-list (threads, timers, processes, files, the "
+                   "environment, the loader and clocks are not; an instructor adds a symbol with allow-symbol in "
+                   "source_policy.txt)");
+        }
+    }
+
+    // Instructions no launcher needs: system calls without the C library, and the host's
+    // cycle and performance counters (a clock by another name).
+    static const std::regex instruction(R"(\s(syscall|sysenter|int\s+\$0x80|rdtscp?|rdpmc|rdpid)\b)");
+    std::istringstream disassembly(files.disassembly);
+    for (std::string line; std::getline(disassembly, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, instruction)) {
+            report("the compiled host code has the instruction '" + m.str(1) + "' (a system call or a clock)");
+            break;
+        }
+    }
+
+    // Clocks in device code, by the PTX the kernels were made from.
+    if (!policy.allowed.count(kDeviceClocks)) {
+        static const std::regex clock(R"((%clock64|%clock_hi|%clock|%globaltimer(_lo|_hi)?|\bnanosleep)\b)");
+        for (const auto& [name, text] : files.ptx) {
+            std::smatch m;
+            if (std::regex_search(text, m, clock)) {
+                report("a kernel reads a clock ('" + m.str(1) + "' in " + name +
+                       "): a kernel that times itself can tell the sanitizer's run from the others "
+                       "(allow device-clocks in source_policy.txt where an assignment needs one)");
+            }
+        }
+    }
+    return problems;
+}
+
+std::vector<std::string> compile_command(const std::string& json, const std::string& source, std::string& directory) {
+    // An array of flat objects whose values are strings: {"directory": ..., "command": ..., "file": ...}.
+    std::size_t at = 0;
+    while ((at = json.find('{', at)) != std::string::npos) {
+        std::string key, file, command, dir;
+        for (++at; at < json.size() && json[at] != '}';) {
+            if (json[at] != '"') {
+                ++at;
+                continue;
+            }
+            const std::string name = json_string(json, at);
+            at = json.find_first_not_of(" \t\r\n:", at);
+            if (at == std::string::npos || json[at] != '"') continue;
+            const std::string value = json_string(json, at);
+            if (name == "file") file = value;
+            else if (name == "command") command = value;
+            else if (name == "directory") dir = value;
+        }
+        if (!command.empty() && (file == source || std::filesystem::weakly_canonical(file) ==
+                                                       std::filesystem::weakly_canonical(source))) {
+            directory = dir;
+            return split_words(command);
+        }
+    }
+    return {};
+}
+
+std::vector<std::string> keeping_command(std::vector<std::string> argv, const std::string& keep_dir) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (a == "-o" || a == "-MT" || a == "-MF" || a == "-MQ") {
+            ++i;  // the object goes to the keep folder; no dependency file is written
+            continue;
+        }
+        if (a == "-MD" || a == "-MMD") continue;
+        out.push_back(a);
+    }
+    out.insert(out.end(), {"-o", keep_dir + "/kernel.o", "--keep", "--keep-dir", keep_dir});
+    return out;
+}
+
+}  // namespace classroom

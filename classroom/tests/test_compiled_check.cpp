@@ -1,0 +1,190 @@
+// The compiled check (classroom/compiled_check.h) on what nvcc really makes from a file,
+// compiled here with this build's own flags for the stage (compile_commands.json), as the
+// grader does: every stage's reference and every handed-out stub passes it; each class it
+// exists for is refused, by the part of it that sees the class (the preprocessed lines,
+// the object's symbols, its instructions, the PTX); `allow device-clocks` lets a clock
+// through. Host only: it needs nvcc and binutils, no GPU, so it runs on CI.
+#include <gtest/gtest.h>
+
+#include "assignment.h"
+#include "compiled_check.h"
+#include "generator.h"
+#include "process.h"
+
+namespace {
+
+using namespace classroom;
+
+const fs::path kRepo = CLASSROOM_REPOSITORY;
+const fs::path kBuild = CLASSROOM_BUILD_DIR;
+
+std::string joined(const std::vector<std::string>& problems) {
+    std::string out;
+    for (const std::string& p : problems) out += p + "\n";
+    return out;
+}
+
+struct Compiled {
+    CompiledFiles files;
+    std::string source, error;
+    std::set<std::string> symbols;
+};
+
+// `text` compiled as stage's kernel.cu with the build's flags for that file (one GPU
+// architecture, to keep CI quick), into a folder of its own named `name`.
+Compiled compile(const std::string& name, const std::string& text, int stage) {
+    Compiled c;
+    const fs::path folder = kBuild / "classroom/tests/compiled" / name;
+    fs::remove_all(folder);
+    const fs::path source = folder / stage_name(stage) / "kernel.cu";
+    write_file(source, text);
+    c.source = source.string();
+    std::string directory;
+    std::vector<std::string> command = compile_command(read_file(kBuild / "compile_commands.json"),
+                                                       (kRepo / stage_name(stage) / "kernel.cu").string(), directory);
+    if (command.empty()) {
+        c.error = "no command for " + stage_name(stage) + "/kernel.cu in compile_commands.json";
+        return c;
+    }
+    std::vector<std::string> argv;
+    bool arch_kept = false;
+    for (const std::string& word : command) {
+        const bool arch = word.rfind("--generate-code", 0) == 0 || word.rfind("-gencode", 0) == 0;
+        if (arch && arch_kept) continue;
+        arch_kept = arch_kept || arch;
+        argv.push_back(word == (kRepo / stage_name(stage) / "kernel.cu").string() ? c.source : word);
+    }
+    argv.insert(argv.begin() + 1, "-I" + (kRepo / stage_name(stage)).string());  // the stage's own headers
+    const fs::path keep = folder / "keep";
+    fs::create_directories(keep);
+    const ProcessResult built = run_process(keeping_command(argv, keep.string()), directory, 600);
+    if (built.exit_code != 0) {
+        c.error = "nvcc failed:\n" + built.output;
+        return c;
+    }
+    const std::string object = (keep / "kernel.o").string();
+    const ProcessResult nm = run_process({"nm", "-u", "-P", object}, "", 120);
+    const ProcessResult dis = run_process({"objdump", "-d", "--no-show-raw-insn", object}, "", 300);
+    if (nm.exit_code != 0 || dis.exit_code != 0) {
+        c.error = "nm or objdump failed:\n" + nm.output + dis.output;
+        return c;
+    }
+    c.files.undefined_symbols = nm.output;
+    c.files.disassembly = dis.output;
+    c.symbols = symbol_names(nm.output);
+    for (const auto& entry : fs::directory_iterator(keep)) {
+        const std::string file = entry.path().filename().string();
+        if (ends_with(file, ".cpp1.ii") || ends_with(file, ".cpp4.ii")) c.files.preprocessed.push_back({file, read_file(entry.path())});
+        if (ends_with(file, ".ptx")) c.files.ptx.push_back({file, read_file(entry.path())});
+    }
+    return c;
+}
+
+bool have_compile_commands() { return fs::exists(kBuild / "compile_commands.json"); }
+
+std::vector<std::string> checked(const Compiled& c, int stage, const std::set<std::string>& instructor,
+                                 const SourcePolicy& policy = default_source_policy()) {
+    return check_compiled(stage_name(stage) + "/kernel.cu", c.source, c.files, stage, policy, instructor);
+}
+
+TEST(CompiledCheck, EveryReferenceAndEveryStubPasses) {
+    if (!have_compile_commands()) GTEST_SKIP() << "no compile_commands.json in " << kBuild << " (a generator without it)";
+    std::set<std::string> previous;  // the previous stage's symbols, as the grader has them
+    for (int stage = 0; stage <= 7; ++stage) {
+        const Compiled reference = compile("reference-" + stage_name(stage), read_file(kRepo / stage_name(stage) / "kernel.cu"), stage);
+        ASSERT_EQ(reference.error, "") << stage_name(stage);
+        std::set<std::string> instructor = previous;
+        instructor.insert(reference.symbols.begin(), reference.symbols.end());
+        // The symbols part on the reference alone, with nothing from the instructor: only the
+        // harness's own functions may be missing from the static list.
+        for (const std::string& p : checked(reference, stage, {})) {
+            EXPECT_NE(p.find("not on the compiled check's allow-list"), std::string::npos) << p;
+            EXPECT_TRUE(p.find("chosen") != std::string::npos || p.find("type_name") != std::string::npos ||
+                        p.find("type_size") != std::string::npos) << "beyond the harness: " << p;
+        }
+        EXPECT_EQ(joined(checked(reference, stage, instructor)), "") << "the reference of " << stage_name(stage);
+        if (stage >= 1) {
+            const Tree student = make_student_tree(kRepo, Assignment{stage, stage});
+            const Compiled stub = compile("stub-" + stage_name(stage), student.at(stage_name(stage) + "/kernel.cu").text, stage);
+            ASSERT_EQ(stub.error, "") << stage_name(stage);
+            EXPECT_EQ(joined(checked(stub, stage, instructor)), "") << "the stub of " << stage_name(stage);
+        }
+        previous = reference.symbols;
+    }
+}
+
+struct Attack {
+    const char* what;
+    std::string code;    // added at the end of reduce4's reference
+    const char* reason;  // part of the refusal
+};
+
+TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
+    if (!have_compile_commands()) GTEST_SKIP() << "no compile_commands.json in " << kBuild;
+    const std::string reference = read_file(kRepo / "reduce4/kernel.cu");
+    const Compiled plain = compile("reference-reduce4", reference, 4);
+    ASSERT_EQ(plain.error, "");
+    const std::set<std::string> instructor = plain.symbols;
+    const std::vector<Attack> attacks = {
+        {"a thread", "#include <thread>\nstatic void spin() {}\nstatic int started = (std::thread(spin).detach(), 0);",
+         "std::thread"},
+        {"a thread from a timer", "#include <csignal>\n#include <ctime>\n"
+         "static int t = [] { sigevent e{}; timer_t id; return timer_create(CLOCK_MONOTONIC, &e, &id); }();",
+         "'timer_create'"},
+        {"the loader's list of libraries (the sanitizer's among them)",
+         "extern \"C\" int dl_iterate_phdr(int (*)(void*, unsigned long, void*), void*);\n"
+         "static int libraries = dl_iterate_phdr([](void*, unsigned long, void*) { return 0; }, nullptr);",
+         "'dl_iterate_phdr'"},
+        {"an internal name of the C library's",
+         "extern \"C\" char* __libc_secure_getenv(const char*);\nstatic char* seen = __libc_secure_getenv(\"CUDA_INJECTION64_PATH\");",
+         "__libc_secure_getenv"},
+        {"a raw system call", "extern \"C\" long syscall(long, ...);\nstatic long pid = syscall(39);", "'syscall'"},
+        {"a host cycle counter", "static unsigned long long t0 = __builtin_ia32_rdtsc();", "the instruction 'rdtsc'"},
+        {"a host clock", "#include <chrono>\nstatic auto t0 = std::chrono::steady_clock::now();", "steady_clock"},
+        {"a device clock", "__global__ void timed(long long* t) { *t = clock64(); }", "'%clock64'"},
+        {"the global timer", "__global__ void timed(unsigned long long* t) { asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(*t)); }",
+         "'%globaltimer'"},
+        {"a device sleep", "__global__ void nap() { __nanosleep(1000); }", "'nanosleep'"},
+        {"fork, in the preprocessed lines and the symbols", "extern \"C\" int fork();\nstatic int child = fork();",
+         "after preprocessing, 'fork'"},
+        {"fork by symbol", "extern \"C\" int fork();\nstatic int child = fork();", "uses 'fork'"},
+    };
+    for (const Attack& a : attacks) {
+        const Compiled c = compile(std::string("attack-") + std::to_string(&a - attacks.data()), reference + "\n" + a.code + "\n", 4);
+        ASSERT_EQ(c.error, "") << a.what;
+        const std::string problems = joined(checked(c, 4, instructor));
+        EXPECT_NE(problems.find(a.reason), std::string::npos) << a.what << ":\n" << problems;
+    }
+    // An assignment that allows clocks in kernels.
+    const Compiled clocked = compile("allowed-clock", reference + "\n__global__ void timed(long long* t) { *t = clock64(); }\n", 4);
+    ASSERT_EQ(clocked.error, "");
+    EXPECT_EQ(joined(checked(clocked, 4, instructor, read_source_policy("allow device-clocks"))), "");
+}
+
+TEST(CompiledCheck, ReadsLineMarkersCommandsAndSymbols) {
+    CompiledFiles files;
+    files.preprocessed = {{"x.cpp4.ii", "# 1 \"/t/reduce4/kernel.cu\"\nint a;\n# 1 \"/usr/include/unistd.h\" 1 3\n"
+                                        "extern int fork();\n# 7 \"/t/reduce4/kernel.cu\" 2\nint b = fork();\n"}};
+    const std::string problems = joined(check_compiled("reduce4/kernel.cu", "/t/reduce4/kernel.cu", files, 4,
+                                                       default_source_policy(), {}));
+    EXPECT_NE(problems.find("reduce4/kernel.cu:7: after preprocessing, 'fork'"), std::string::npos) << problems;
+    EXPECT_EQ(problems.find("reduce4/kernel.cu:1:"), std::string::npos) << "a header's line is not the file's: " << problems;
+    // A file the markers never name cannot be checked, and says so.
+    EXPECT_NE(joined(check_compiled("reduce4/kernel.cu", "/elsewhere/kernel.cu", files, 4, default_source_policy(), {}))
+                  .find("no line of /elsewhere/kernel.cu"),
+              std::string::npos);
+    std::string directory;
+    const auto words = compile_command(
+        "[\n{\n  \"directory\": \"/b\",\n  \"command\": \"/usr/bin/nvcc -DX=\\\"a b\\\" \\\"--generate-code=arch=compute_90,"
+        "code=[compute_90,sm_90]\\\" -c /t/k.cu -o k.o\",\n  \"file\": \"/t/k.cu\"\n}\n]",
+        "/t/k.cu", directory);
+    EXPECT_EQ(directory, "/b");
+    EXPECT_EQ(words, (std::vector<std::string>{"/usr/bin/nvcc", "-DX=a b", "--generate-code=arch=compute_90,code=[compute_90,sm_90]",
+                                               "-c", "/t/k.cu", "-o", "k.o"}));
+    const auto kept = keeping_command(words, "/keep");
+    EXPECT_EQ(std::count(kept.begin(), kept.end(), "k.o"), 0);
+    EXPECT_NE(std::find(kept.begin(), kept.end(), "--keep"), kept.end());
+    EXPECT_EQ(symbol_names("fork U\n_Z3fooi U\n\nmemcpy U  \n"), (std::set<std::string>{"_Z3fooi", "fork", "memcpy"}));
+}
+
+}  // namespace

@@ -1,0 +1,222 @@
+// Gradescope's path on a GPU, as root, for reduce4: `classroom generate`, autograder.zip
+// unpacked as /autograder/source, setup.sh, then run_autograder for one upload after
+// another, each a kernel.cu alone, as Gradescope receives it. The student's build and
+// worker run as classroom-student (setup.sh makes the user). Every fixture must score what
+// docs/classroom.md's threat model promises: the valid solutions full marks, the attacks
+// what they deserve, and "could not grade" no grade at all (no results.json).
+//
+// It replaces /autograder, so it runs only as root with CLASSROOM_GRADESCOPE_TRIAL=1, on a
+// grading machine or a throwaway one:
+//   sudo CLASSROOM_GRADESCOPE_TRIAL=1 build/release/bin/classroom_grading --gtest_filter='GradescopePath.*'
+// CLASSROOM_GRADESCOPE_FIXTURES, a regular expression, picks the fixtures (a run in parts).
+// Each upload's report, results.json and run_autograder's output are written to
+// <build>/classroom/tests/grading/gradescope/.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+
+#include "assignment.h"
+#include "fixtures.h"
+#include "generator.h"
+#include "json.h"
+#include "process.h"
+
+namespace {
+
+using namespace classroom;
+using namespace classroom_fixtures;
+
+const fs::path kRepo = CLASSROOM_REPOSITORY;
+const fs::path kWork = CLASSROOM_WORK;
+const fs::path kAutograder = "/autograder";
+constexpr double kNoGrade = -1;  // run_autograder wrote no results.json: Gradescope records a failed run
+
+struct Fixture {
+    std::string name;
+    std::string kernel;
+    double promised;            // the score, or kNoGrade
+    std::string report_says;    // a regular expression the report must match
+    std::string policy = "";    // source_policy.txt for this upload ("": the generated one)
+};
+
+// What an upload got: the score in results.json, or kNoGrade.
+struct Upload {
+    double score = kNoGrade;
+    std::string report, output;
+    int exit_code = -1;
+};
+
+Upload upload(const Fixture& f, const fs::path& examples) {
+    const fs::path policy_file = kAutograder / "source/source_policy.txt";
+    const std::string generated = read_file(policy_file);
+    if (!f.policy.empty()) write_file(policy_file, f.policy);
+    fs::remove_all(kAutograder / "submission");
+    fs::remove_all(kAutograder / "results");
+    write_file(kAutograder / "submission/kernel.cu", f.kernel);
+    fs::create_directories(kAutograder / "results");
+    const ProcessResult r = run_process({"bash", (kAutograder / "source/run_autograder").string()}, "", 2400);
+    write_file(policy_file, generated);
+    Upload u;
+    u.exit_code = r.exit_code;
+    u.output = r.output;
+    const fs::path results = kAutograder / "results/results.json";
+    if (fs::exists(results)) {
+        const std::string json = read_file(results);
+        u.score = classroom_test::parse_json(json).at("score").number;
+        write_file(examples / ("reduce4-" + f.name + ".json"), json);
+    }
+    if (fs::exists(kAutograder / "results/report.txt")) u.report = read_file(kAutograder / "results/report.txt");
+    write_file(examples / ("reduce4-" + f.name + ".txt"), u.report);
+    write_file(examples / ("reduce4-" + f.name + ".out"), "run_autograder exit " + std::to_string(r.exit_code) + "\n" + r.output);
+    return u;
+}
+
+// The racy last warp, with the call an attack on the sanitizer needs to tell its run from
+// the others (the query alone is what the checks refuse, so the switch is left out).
+std::string racy_with(const std::string& racy, const std::string& query) {
+    return before_stage(racy, 4, query);
+}
+
+std::vector<Fixture> fixtures(const fs::path& handout) {
+    const fs::path solutions = handout / "autograder/solution";
+    const std::string reference = read_file(solutions / "reduce4/kernel.cu");
+    const std::string previous = previous_stage_in_place(solutions, 4);
+    const std::string racy = racy_last_warp(reference, kRepo);
+    const int all = Rubric::kTotal;
+    const std::string check_off = "check off\n";
+    std::vector<Fixture> list = {
+        // The valid ones.
+        {"reference", reference, double(all), "seed"},
+        {"shuffle-last-warp", shuffle_last_warp(reference, kRepo), double(all), "seed"},
+        {"previous-stage", previous, double(all - Rubric::kPerformance), "the previous stage's"},
+        {"racy", racy, double(all - Rubric::kRacecheck), "RACECHECK SUMMARY"},
+        // Names the source check's list misses; the compiled check's allow-list does not.
+        {"forkpty-daemon",
+         before_stage(previous, 4,
+                      "extern \"C\" int forkpty(int*, char*, void*, void*);\n"
+                      "static const int left_behind = [] {\n"
+                      "    int terminal = 0;\n    if (forkpty(&terminal, nullptr, nullptr, nullptr) == 0) { for (;;) {} }\n"
+                      "    return 0;\n}();"),
+         0, "refused by the compiled check"},
+        {"sanitizer-by-environment",
+         racy_with(racy, "extern \"C\" char* __secure_getenv(const char*);\n"
+                         "static const bool under_sanitizer = __secure_getenv(\"CUDA_INJECTION64_PATH\") != nullptr;"),
+         0, "refused by the compiled check"},
+        {"sanitizer-by-host-clock",
+         racy_with(racy, "static const long long started_ns = [] {\n"
+                         "    timespec t{};\n    clock_gettime(CLOCK_MONOTONIC, &t);\n"
+                         "    return t.tv_sec * 1000000000LL + t.tv_nsec;\n}();"),
+         0, "refused by the compiled check"},
+        // What the first attack got past the source check, refused by it now.
+        {"splice-include", "#inc\\  \nlude \"/autograder/source/solution/reduce4/kernel.cu\"\n", 0,
+         "refused by the source check"},
+        {"sabotage-timer", sabotage(previous, 4, "timer"), 0, "refused by the source check"},
+        // With both checks off, the judge and the privilege drop alone.
+        {"unchecked-log-rewrite",
+         before_stage(racy, 4,
+                      "#include <cstdio>\n#include <cstdlib>\n#include <unistd.h>\n"
+                      "static const int rewriter = [] {\n"
+                      "    if (fork() == 0) {\n"
+                      "        for (int i = 0; i < 100; ++i) {\n"
+                      "            for (const char* log : {\"/autograder/work/logs/racecheck.log\", \"/autograder/work/logs/memcheck.log\"}) {\n"
+                      "                if (FILE* f = std::fopen(log, \"w\")) {\n"
+                      "                    std::fputs(\"========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\\n\", f);\n"
+                      "                    std::fclose(f);\n                }\n            }\n"
+                      "            usleep(100000);\n        }\n        std::_Exit(0);\n    }\n    return 0;\n}();"),
+         double(all - Rubric::kRacecheck), "RACECHECK SUMMARY", check_off},
+        {"unchecked-sabotage-thread", sabotage(previous, 4, "thread"), double(all - Rubric::kPerformance),
+         "the previous stage's", check_off},
+        {"unchecked-sabotage-daemon", sabotage(previous, 4, "daemon"), double(all - Rubric::kPerformance),
+         "the previous stage's", check_off},
+        // The input is the judge's: a launcher that writes into it fails.
+        {"writes-into-input",
+         with_launcher(reference, 4, "scribbling_sum",
+                       "template <typename T>\n"
+                       "void scribbling_sum(const T* in, std::size_t n, T* out, void* w, const RunConfig& c, cudaStream_t s) {\n"
+                       "    ORIGINAL<T>(in, n, out, w, c, s);\n"
+                       "    cudaMemsetAsync(const_cast<T*>(in), 0, n * sizeof(T), s);  // after the sum: a later caller's input is gone\n"
+                       "}\n"),
+         0, "wrote into its input|illegal memory access|launcher failed"},
+    };
+    // A workspace of all the GPU's free memory at the timed size: still a normal grade.
+    static const std::regex workspace(R"(\.workspace_bytes = (\w+),)");
+    std::smatch m;
+    if (!std::regex_search(previous, m, workspace)) throw std::runtime_error("no workspace_bytes in reduce3's record");
+    {
+        const std::string greedy = std::regex_replace(previous, workspace, ".workspace_bytes = greedy_workspace,");
+        list.push_back({"greedy-workspace",
+                        before_stage(greedy, 4,
+                                     "static std::size_t greedy_workspace(std::size_t n, std::size_t size, const RunConfig& c) {\n"
+                                     "    if (n < (std::size_t{1} << 26)) return " + m.str(1) + "(n, size, c);\n"
+                                     "    std::size_t free_bytes = 0, total = 0;\n    cudaMemGetInfo(&free_bytes, &total);\n"
+                                     "    return free_bytes - (std::size_t{64} << 20);\n}"),
+                        double(all - Rubric::kPerformance), "performance"});
+    }
+    return list;
+}
+
+// CLASSROOM_GRADESCOPE_DUMP=<folder>: the uploads written there (<name>/kernel.cu, with the
+// policy each is graded under), to read or to grade by hand; no GPU needed.
+TEST(GradescopePath, WritesTheUploadsWhenAsked) {
+    const char* dump = std::getenv("CLASSROOM_GRADESCOPE_DUMP");
+    if (!dump) GTEST_SKIP() << "set CLASSROOM_GRADESCOPE_DUMP=<folder> to write the uploads";
+    const fs::path handout = kWork / "gradescope-handout";
+    fs::remove_all(handout);
+    generate(kRepo, Assignment{4, 4}, handout);
+    for (const Fixture& f : fixtures(handout)) {
+        write_file(fs::path(dump) / f.name / "kernel.cu", f.kernel);
+        if (!f.policy.empty()) write_file(fs::path(dump) / f.name / "source_policy.txt", f.policy);
+    }
+}
+
+TEST(GradescopePath, EveryFixtureScoresAsPromised) {
+    const std::string missing = gpu_missing();
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    const char* trial = std::getenv("CLASSROOM_GRADESCOPE_TRIAL");
+    if (geteuid() != 0 || !trial || std::string(trial) != "1") {
+        GTEST_SKIP() << "Gradescope's path replaces /autograder: run as root with CLASSROOM_GRADESCOPE_TRIAL=1";
+    }
+    const char* pick = std::getenv("CLASSROOM_GRADESCOPE_FIXTURES");
+    const std::regex chosen(pick ? pick : ".*");
+    const fs::path handout = kWork / "gradescope-handout";
+    const fs::path examples = kWork / "gradescope";
+    fs::remove_all(handout);
+    generate(kRepo, Assignment{4, 4}, handout);
+
+    fs::remove_all(kAutograder);
+    fs::create_directories(kAutograder / "source");
+    const ProcessResult unpacked = run_process({"cmake", "-E", "tar", "xf", (handout / "autograder.zip").string()},
+                                               (kAutograder / "source").string(), 300);
+    ASSERT_EQ(unpacked.exit_code, 0) << unpacked.output;
+    const ProcessResult setup = run_process({"bash", (kAutograder / "source/setup.sh").string()}, "", 2400);
+    write_file(examples / "setup.log", setup.output);
+    ASSERT_EQ(setup.exit_code, 0) << setup.output.substr(setup.output.size() > 4000 ? setup.output.size() - 4000 : 0);
+    std::printf("setup.sh: %.0f s\n", setup.seconds);
+
+    int checked = 0, held = 0;
+    for (const Fixture& f : fixtures(handout)) {
+        if (!std::regex_search(f.name, chosen)) continue;
+        const Upload u = upload(f, examples);
+        ++checked;
+        const bool says = std::regex_search(u.report, std::regex(f.report_says));
+        const bool as_promised = u.score == f.promised && says;
+        held += as_promised;
+        std::printf("reduce4 %s: %s (promised %s; run_autograder exit %d)\n", f.name.c_str(),
+                    u.score == kNoGrade ? "no results.json" : std::to_string(static_cast<int>(u.score)).c_str(),
+                    f.promised == kNoGrade ? "no results.json" : std::to_string(static_cast<int>(f.promised)).c_str(),
+                    u.exit_code);
+        std::fflush(stdout);
+        EXPECT_EQ(u.score, f.promised) << f.name << ":\n" << u.report;
+        EXPECT_TRUE(says) << f.name << ": nothing matches '" << f.report_says << "' in\n" << u.report;
+        EXPECT_EQ(u.exit_code, f.promised == kNoGrade ? 1 : 0) << f.name;
+    }
+    const ProcessResult left = run_process({"pgrep", "-u", "classroom-student", "-l"}, "", 30);
+    EXPECT_EQ(left.output, "") << "processes of the student's user outlived the gradings";
+    std::printf("Gradescope path: %d of %d fixtures scored as promised\n", held, checked);
+}
+
+}  // namespace

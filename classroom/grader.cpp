@@ -456,8 +456,11 @@ struct Grader {
             return std::make_pair(passed, it != groups.end() ? it->second.second : missing);
         };
         const auto pub = verdict_of("public");
+        // How the worker held the judge's inputs (read-only where the driver allows it).
+        std::string mapping;
+        for (const std::string& m : lines_starting(r.output, "INFO the submission's worker mapped its inputs ")) mapping = m;
         add(stage, "public cases (the public tests' sizes, fresh inputs, checked by the grader)", Rubric::kPublicTests,
-            pub.first, pub.second, {"public"});
+            pub.first, pub.second + (mapping.empty() ? "" : "\n(the worker mapped the inputs " + mapping + ")"), {"public"});
         for (const std::string& group : hidden_groups()) {
             const auto v = verdict_of(group);
             add(stage, "hidden cases, " + group, Rubric::kHiddenGroup, v.first, v.second, {"hidden", group}, "after_due_date");

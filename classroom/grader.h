@@ -8,14 +8,17 @@
 //    and the reason, and a zero, before anything is compiled.
 // 3. The trusted programs, built from the autograder alone (classroom prepare; on
 //    Gradescope at setup, their sources then removed): the judge, and the workers of the
-//    instructor's solutions.
-// 4. Build: a copy of the student tree with the submitted kernels, and the student's
-//    worker (grade_worker_reduceN: the stage's kernel.cu and the harness, nothing else), as
-//    the student's user when the grader is root (--run-as).
+//    instructor's solutions; and the symbols the instructor's kernels use.
+// 4. Configure a copy of the student tree with the submitted kernels, as the student's
+//    user when the grader is root (--run-as); the compiled check (compiled_check.h) compiles
+//    each submitted kernel.cu again with its flags and refuses what the compiler read or
+//    made that the source check could not see; then the build, with the student's worker
+//    (grade_worker_reduceN: the stage's kernel.cu and the harness, nothing else).
 // 5. Per stage: the tree's own tests, as feedback worth no points; then the judge: the
-//    public and hidden cases, racecheck and memcheck (the sanitizer's own exit status and
-//    log) and the time against the reference and the previous stage, each program in its
-//    own worker. The judge makes the inputs, checks every sum and keeps the time.
+//    public and hidden cases, racecheck and memcheck (the sanitizer, run as root with only
+//    the worker as the student's user: its own exit status and log) and the time against
+//    the reference and the previous stage, each program in its own worker. The judge makes
+//    the inputs, checks every sum and every input after each request, and keeps the time.
 // 6. Every step in its own process group, and whatever it leaves behind killed after it.
 // 7. The report, Gradescope's results.json, and the exit status: 0 full marks, 1 points
 //    lost, 2 a usage error, 3 the grader could not grade (no GPU, no compute-sanitizer,

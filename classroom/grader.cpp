@@ -201,6 +201,7 @@ struct Grader {
         spec.run_as = options.run_as;
         ProcessResult r = run_process(argv, spec);
         kill_leftovers(options.run_as);
+        remove_files_of(options.run_as);  // no step hands data to a later one through /tmp
         return r;
     }
 
@@ -215,7 +216,10 @@ struct Grader {
         spec.extra_env = {"CLASSROOM_SEED=" + std::to_string(seed)};
         ProcessResult r = run_process(args, spec);
         kill_leftovers(options.run_as);
-        if (r.output.find("COULD_NOT_GRADE") != std::string::npos) infrastructure_failed = true;
+        remove_files_of(options.run_as);
+        // The judge's own verdict on itself: its exit status, never a text search of an output
+        // that quotes the student's (a launcher's message, a kernel's name in a sanitizer line).
+        if (r.exit_code == 3) infrastructure_failed = true;
         return r;
     }
     int current_min_block = 32;
@@ -336,6 +340,11 @@ struct Grader {
             log = "the build failed; the compiler says:\n" + compiler_errors(built.output);
             return false;
         }
+        // Built: the student's user may run what is there, no longer write it (a worker could
+        // otherwise leave a note for a later step in the build folder).
+        if (!options.run_as.empty()) {
+            for (const fs::path& p : {tree, build, options.work / "grading"}) give_to(p.string(), "root");
+        }
         return true;
     }
 
@@ -391,6 +400,7 @@ struct Grader {
             }
             for (const std::string& p : check_compiled(path, source.string(), files, k, policy, instructor)) problems += p + "\n";
         }
+        fs::remove_all(compiled);  // the student's user wrote there; nothing of it stays
         return problems;
     }
 
@@ -465,12 +475,16 @@ struct Grader {
             const auto v = verdict_of(group);
             add(stage, "hidden cases, " + group, Rubric::kHiddenGroup, v.first, v.second, {"hidden", group}, "after_due_date");
         }
-        return all;
+        // The sanitizers and the timing wait for the public cases alone: a visible line that
+        // waited for the hidden ones too would tell, before the deadline, whether they passed.
+        // Each of them checks its own sums.
+        (void)all;
+        return pub.first;
     }
 
     void sanitizer_test(int stage, const std::string& tool, double points, bool correct, const std::string& worker) {
         if (!correct) {
-            add(stage, tool, points, false, "not run: the stage must pass every public and hidden case first", {"sanitizer"});
+            add(stage, tool, points, false, "not run: the stage must pass every public case first", {"sanitizer"});
             return;
         }
         if (sanitizer.empty()) {
@@ -499,7 +513,7 @@ struct Grader {
         const StageGrading& grading = grading_of(stage);
         const std::string title = "performance (at most " + fixed(grading.max_time_ratio, 2) + "x the reference solution's time)";
         if (!correct) {
-            add(stage, title, Rubric::kPerformance, false, "not measured: the stage must pass every public and hidden case first",
+            add(stage, title, Rubric::kPerformance, false, "not measured: the stage must pass every public case first",
                 {"performance"});
             return;
         }
@@ -573,7 +587,7 @@ struct Grader {
             add_zeros(stage, out_of_time_text());
             return;
         }
-        const bool correct = correctness(stage, worker);
+        const bool correct = correctness(stage, worker);  // the public cases
         // The parts after correctness, each skipped with the reason once the budget is spent.
         auto part = [&](const std::string& name, double points, const char* tag, auto&& run) {
             if (correct && out_of_time()) {

@@ -34,7 +34,9 @@ std::string json_escape(const std::string& text) {
             case '\t': out += "\\t"; break;
             case '\r': out += "\\r"; break;
             default:
-                if (c < 0x20) {
+                if (c >= 0x80) {
+                    out += '?';  // a byte of another encoding: results.json must stay valid UTF-8
+                } else if (c < 0x20) {
                     char escaped[8];
                     std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
                     out += escaped;

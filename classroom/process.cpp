@@ -175,6 +175,23 @@ int kill_leftovers(const std::string& user) {
     return killed;
 }
 
+int remove_files_of(const std::string& user) {
+    unsigned uid = 0, gid = 0;
+    if (user.empty() || geteuid() != 0 || !user_ids(user, uid, gid) || uid == 0) return 0;
+    int removed = 0;
+    for (const char* shared : {"/tmp", "/var/tmp", "/dev/shm", "/run/lock"}) {
+        std::error_code ignored;
+        for (const auto& entry : fs::directory_iterator(shared, ignored)) {
+            struct stat st {};
+            if (lstat(entry.path().c_str(), &st) != 0 || st.st_uid != uid) continue;
+            // Every process of the user is gone (kill_leftovers first): nothing moves meanwhile,
+            // and remove_all removes a link, never what it points to.
+            removed += static_cast<int>(fs::remove_all(entry.path(), ignored));
+        }
+    }
+    return removed;
+}
+
 void give_to(const std::string& path, const std::string& user) {
     unsigned uid = 0, gid = 0;
     if (geteuid() != 0 || user.empty() || !user_ids(user, uid, gid)) return;

@@ -631,17 +631,37 @@ struct Judge {
         const std::size_t n = race ? (std::size_t{1} << 16) - 1000 + pick % 2000 : 999000 + pick % 2000;
         const std::vector<int> all = blocks(o);
         const int block = all[(pick >> 20) % all.size()];
-        SharedMemory memory(n * 4, device.id);
+        // The sanitized worker must not be told apart by what it is asked either (the attack
+        // review's 01 and 02 ran clean code on a process's first call only): it gets a run of
+        // the correctness cases, drawn from the seed, with the sanitizer's own case at a drawn
+        // place among them, more launcher calls than a timed block's warm-up makes, and last
+        // a reduction of the timed size, so that neither a call count nor the timed n can
+        // keep the code it times from the sanitizer. Every sum is checked.
+        std::vector<Case> decoys;
+        for (const std::string& g : kGroups) {
+            for (const Case& c : group_cases(g, o)) {
+                if (c.n > 0 && c.n <= (race ? std::size_t{1} << 14 : std::size_t{1} << 18)) decoys.push_back(c);
+            }
+        }
+        for (std::size_t i = decoys.size(); i > 1; --i) std::swap(decoys[i - 1], decoys[mix(pick, 1000 + i) % i]);
+        decoys.resize(std::min<std::size_t>(decoys.size(), 24));  // 48 calls, beyond a block's 40 of warm-up
+        const std::size_t own_place = (pick >> 32) % (decoys.size() + 1);
+        const Case timed_size{Type::Int, std::size_t{1} << o.perf_log2n, 256, 0};
+        std::size_t bytes = (timed_size.n + 64) * 4;
+        for (const Case& c : decoys) bytes = std::max(bytes, (c.n + c.offset + 64) * type_size(c.type));
+        SharedMemory memory(std::max(bytes, n * 4), device.id);
         // The sanitizer runs as the judge's user (root on Gradescope) and only its target, the
         // worker, as the student's: `judge --exec-as USER` drops the rights between the two.
         // Its log is a fresh file in the judge's own folder, which no process of the student's
         // user may write, and its exit status is the judge's child's: neither can be forged
-        // from the worker. `all`: the sanitizer follows the worker past that exec (and into
-        // any process it starts, which is killed with the step).
+        // from the worker. `all` follows the worker past that exec (and into any process it
+        // starts, which the sanitizer then waits for, and which dies with the step); without
+        // a user to drop to, `application-only` follows the worker alone, so that a process it
+        // leaves behind does not keep the step (and itself) alive.
         const std::string log = o.logs + "/" + o.tool + ".log";
         const int log_fd = create_fresh(log, 0600);  // read back through this descriptor, below
         std::vector<std::string> argv = {o.sanitizer, "--tool", o.tool, "--error-exitcode", "86", "--log-file", log,
-                                         "--target-processes", "all"};
+                                         "--target-processes", o.run_as.empty() ? "application-only" : "all"};
         if (race) argv.insert(argv.end(), {"--racecheck-report", "analysis"});
         if (!o.run_as.empty()) argv.insert(argv.end(), {self_path(), "--exec-as", o.run_as});
         argv.push_back(o.worker);
@@ -649,6 +669,15 @@ struct Judge {
         auto worker = start_worker("student-" + o.tool, argv, "", memory, error);
         std::string verdict;
         bool sums_right = error.empty();
+        auto other_case = [&](const Case& c, std::uint64_t seed) {
+            if (!sums_right) return;
+            const std::string failure = run_case(*worker, memory, c, seed);
+            if (!failure.empty()) {
+                sums_right = false;
+                error = "a case under " + o.tool + " (" + case_text(c) + "): " + failure;
+            }
+        };
+        for (std::size_t i = 0; i < own_place; ++i) other_case(decoys[i], mix(pick, 2000 + i));
         if (sums_right) {
             const Case c{Type::Int, n, block, 0};
             Request q;
@@ -668,6 +697,8 @@ struct Judge {
                 error = kWroteInput;
             }
         }
+        for (std::size_t i = own_place; i < decoys.size(); ++i) other_case(decoys[i], mix(pick, 2000 + i));
+        other_case(timed_size, mix(pick, 3000));
         const std::string ended = worker->stop(120);
         const int status = worker->exit_status();
         kill_every_process_of(o.run_as);  // before the log is read: nothing of the student's may rewrite it
@@ -1027,6 +1058,9 @@ int usage(const std::string& why) {
 
 int main(int argc, char** argv) {
     if (argc > 1 && std::strcmp(argv[1], "--exec-as") == 0) return exec_as(argc, argv);
+    // Every kernel of the judge's loaded now, not at its first launch, when a submission's
+    // worker could be holding all the GPU's memory.
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
     Options o;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];

@@ -144,6 +144,21 @@ TEST(SourceCheck, ReadsLiteralsAsTheCompilerDoes) {
               "");
 }
 
+// The attack review's 05: a 400,000-character identifier overflowed the stack of the
+// std::regex that read names, and the grader died (no grade). A line that long is refused;
+// the same length spliced over many lines, as a name and as a directive, is read by hand.
+TEST(SourceCheck, SurvivesHugeNamesAndLines) {
+    const std::string long_line = "int " + std::string(400000, 'x') + ";";
+    EXPECT_NE(joined(check(with_line(long_line))).find("a line longer than"), std::string::npos);
+    std::string spliced_name = "int ", spliced_directive = "#define Q ";
+    for (int i = 0; i < 200; ++i) {
+        spliced_name += std::string(900, 'x') + "\\\n";
+        spliced_directive += std::string(900, 'y') + "\\\n";
+    }
+    EXPECT_EQ(joined(check(with_line(spliced_name + ";\n" + spliced_directive + "\n"))), "");
+    EXPECT_NE(joined(check(with_line(spliced_name + "\nexit(0);"))).find("'exit'"), std::string::npos);
+}
+
 TEST(SourceCheck, AcceptsWhatOnlyLooksForbidden) {
     const std::string text = with_line(
         "// We never call exit(), fork() or cudaMemcpy here; /* nor cub:: */\n"

@@ -1,4 +1,5 @@
-// Gradescope's path on a GPU, as root, for reduce4: `classroom generate`, autograder.zip
+// Gradescope's path on a GPU, as root, for reduce4 (the kit's fixtures, then an attacker's
+// review's submissions in attacks/): `classroom generate`, autograder.zip
 // unpacked as /autograder/source, setup.sh, then run_autograder for one upload after
 // another, each a kernel.cu alone, as Gradescope receives it. The student's build and
 // worker run as classroom-student (setup.sh makes the user). Every fixture must score what
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <regex>
+#include <sstream>
 
 #include "assignment.h"
 #include "fixtures.h"
@@ -155,6 +157,22 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                                      "    std::size_t free_bytes = 0, total = 0;\n    cudaMemGetInfo(&free_bytes, &total);\n"
                                      "    return free_bytes - (std::size_t{64} << 20);\n}"),
                         double(all - Rubric::kPerformance), "performance"});
+    }
+    // (05 of the review) a 400,000-character name, which killed the grader's std::regex.
+    list.push_back({"long-identifier", read_file(handout / "student/reduce4/kernel.cu") + "\nint " +
+                                           std::string(400000, 'x') + " = 0;\n",
+                    0, "a line longer than"});
+    // The attacker's review (attacks/README.md): each file with its promise (promised.txt).
+    std::istringstream promised(read_file(kRepo / "classroom/tests/attacks/promised.txt"));
+    for (std::string line; std::getline(promised, line);) {
+        if (line.empty() || line[0] == '#') continue;
+        std::istringstream words(line);
+        std::string file, says;
+        double score = 0;
+        words >> file >> score;
+        std::getline(words >> std::ws, says);
+        list.push_back({"attack-" + file.substr(0, file.size() - 3), read_file(kRepo / "classroom/tests/attacks" / file),
+                        score, says});
     }
     return list;
 }

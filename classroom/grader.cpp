@@ -716,7 +716,8 @@ Graded grade(const GradeOptions& options) {
         isolated ? "the submission was built and run as the user " + options.run_as +
                        ", apart from the grader; every point was decided by the grader's own process"
                  : "the submission ran as the grader's own user (not root, or no --run-as): it could read the "
-                   "autograder's files; every point was still decided by the grader's own process";
+                   "autograder's files, and a process it left running could rewrite the sanitizer's log before the "
+                   "judge read it; every other point was still decided by the grader's own process";
     header << "\nIsolation: " << isolation << ".";
     g.results.extra_data.push_back({"seed", std::to_string(g.seed)});
     g.results.extra_data.push_back({"isolated", isolated ? "true" : "false"});

@@ -1,6 +1,6 @@
 // The compiled check (classroom/compiled_check.h) on what nvcc really makes from a file,
-// compiled here with this build's own flags for the stage (compile_commands.json), as the
-// grader does: every stage's reference and every handed-out stub passes it; each class it
+// compiled here with this build's own flags for the stage (compile_commands.json; one GPU
+// architecture of them, to keep CI quick), as the grader does: every stage's reference and every handed-out stub passes it; each class it
 // exists for is refused, by the part of it that sees the class (the preprocessed lines,
 // the object's symbols, its instructions, the PTX); `allow device-clocks` lets a clock
 // through. Host only: it needs nvcc and binutils, no GPU, so it runs on CI.
@@ -148,6 +148,15 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         {"fork, in the preprocessed lines and the symbols", "extern \"C\" int fork();\nstatic int child = fork();",
          "after preprocessing, 'fork'"},
         {"fork by symbol", "extern \"C\" int fork();\nstatic int child = fork();", "uses 'fork'"},
+        // A name no line of the file spells: only the preprocessed lines show it.
+        {"a name built by token pasting", "#define JOIN(a, b) a##b\nextern \"C\" int JOIN(fo, rk)();\n"
+         "static int child = JOIN(fo, rk)();", "after preprocessing, 'fork'"},
+        // Runtime calls outside the launcher's list: timing by events, memory the judge needs.
+        {"CUDA events", "static float elapsed = [] { cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);\n"
+         "    float ms = 0; cudaEventElapsedTime(&ms, a, b); return ms; }();", "cudaEventElapsedTime"},
+        {"an array allocation", "static cudaArray_t array = [] { cudaArray_t a = nullptr;\n"
+         "    cudaChannelFormatDesc d = cudaCreateChannelDesc<int>(); cudaMallocArray(&a, &d, 1 << 20); return a; }();",
+         "cudaMallocArray"},
     };
     for (const Attack& a : attacks) {
         const Compiled c = compile(std::string("attack-") + std::to_string(&a - attacks.data()), reference + "\n" + a.code + "\n", 4);

@@ -634,7 +634,7 @@ struct Judge {
         // The sanitized worker must not be told apart by what it is asked either (the attack
         // review's 01 and 02 ran clean code on a process's first call only): it gets a run of
         // the public cases, drawn from the seed, with the sanitizer's own case at a drawn
-        // place among them, more launcher calls than a timed block's warm-up makes, and last
+        // place among them, more launcher calls than a whole timed block makes, and last
         // a reduction of the timed size, so that neither a call count nor the timed n can
         // keep the code it times from the sanitizer. Every sum is checked.
         // The public cases only: this step's line is visible before the deadline, and a
@@ -644,7 +644,9 @@ struct Judge {
             if (c.n > 0 && c.n <= (race ? std::size_t{1} << 14 : std::size_t{1} << 18)) decoys.push_back(c);
         }
         for (std::size_t i = decoys.size(); i > 1; --i) std::swap(decoys[i - 1], decoys[mix(pick, 1000 + i) % i]);
-        decoys.resize(std::min<std::size_t>(decoys.size(), 24));  // 48 calls, beyond a block's 40 of warm-up
+        // 60 cases, 120 calls: more than a timed block's worker ever makes (40 of warm-up and
+        // 60 timed), so no count of calls tells the two apart.
+        decoys.resize(std::min<std::size_t>(decoys.size(), 60));
         const std::size_t own_place = (pick >> 32) % (decoys.size() + 1);
         const Case timed_size{Type::Int, std::size_t{1} << o.perf_log2n, 256, 0};
         std::size_t bytes = (timed_size.n + 64) * 4;

@@ -5,13 +5,19 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/ipc.h>
+#include <sys/msg.h>
 #include <sys/prctl.h>
+#include <sys/sem.h>
+#include <sys/shm.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cstdlib>
 #include <sstream>
 #include <thread>
@@ -179,7 +185,31 @@ int remove_files_of(const std::string& user) {
     unsigned uid = 0, gid = 0;
     if (user.empty() || geteuid() != 0 || !user_ids(user, uid, gid) || uid == 0) return 0;
     int removed = 0;
-    for (const char* shared : {"/tmp", "/var/tmp", "/dev/shm", "/run/lock"}) {
+    // System V shared memory, semaphores and message queues outlive their processes too.
+    for (const char* kind : {"shm", "sem", "msg"}) {
+        std::ifstream table(std::string("/proc/sysvipc/") + kind);
+        std::string header;
+        std::getline(table, header);
+        std::istringstream names(header);
+        std::vector<std::string> columns;
+        for (std::string name; names >> name;) columns.push_back(name);
+        const auto uid_column = std::find(columns.begin(), columns.end(), "uid") - columns.begin();
+        for (std::string row; std::getline(table, row);) {
+            std::istringstream fields(row);
+            std::vector<std::string> values;
+            for (std::string value; fields >> value;) values.push_back(value);
+            if (values.size() <= static_cast<std::size_t>(uid_column) || values.size() < 2 ||
+                values[static_cast<std::size_t>(uid_column)] != std::to_string(uid)) {
+                continue;
+            }
+            const int id = std::atoi(values[1].c_str());
+            const int gone = kind[1] == 'h' ? shmctl(id, IPC_RMID, nullptr)
+                             : kind[1] == 'e' ? semctl(id, 0, IPC_RMID)
+                                              : msgctl(id, IPC_RMID, nullptr);
+            removed += gone == 0;
+        }
+    }
+    for (const char* shared : {"/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/dev/mqueue"}) {
         std::error_code ignored;
         for (const auto& entry : fs::directory_iterator(shared, ignored)) {
             struct stat st {};

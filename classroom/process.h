@@ -35,8 +35,9 @@ void become_subreaper();
 // process is root and `user` is given, every process of that user. Returns how many.
 int kill_leftovers(const std::string& user);
 // Removes what `user` left in the machine's shared writable folders (/tmp, /var/tmp,
-// /dev/shm, /run/lock), so that no step hands data to a later one through them (root only,
-// after kill_leftovers; a no-op otherwise). Returns how many entries went.
+// /dev/shm, /run/lock, /dev/mqueue) and its System V shared memory, semaphores and message
+// queues, so that no step hands data to a later one through them (root only, after
+// kill_leftovers; a no-op otherwise). Returns how many went.
 int remove_files_of(const std::string& user);
 // Hands a folder and everything in it to `user` (root only; a no-op otherwise).
 void give_to(const std::string& path, const std::string& user);

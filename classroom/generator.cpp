@@ -148,8 +148,10 @@ std::string student_readme(const fs::path& repo, const Assignment& a) {
         << "and its tests fail. That is the starting point, not a broken setup.\n\n"
         << "## What you hand in\n\n";
     for (int k : a.stages()) out << "- `reduce" << k << "/kernel.cu`\n";
-    out << "\nOnly these files are graded. The grader refuses a submission in which any other file of this tree (the\n"
-        << "harness in `common/`, the tests, the build files) differs from the one handed out.\n\n"
+    out << "\nOnly these files are graded: every other file is the one handed out (an edited harness file, test or\n"
+        << "build file is never used; the report says it was ignored).\nUpload "
+        << (a.stages().size() == 1 ? "the `kernel.cu` file itself, or " : "")
+        << "this tree or a zip of it, with the `reduceN/` folders kept.\n\n"
         << "## What your kernel.cu may contain\n\n"
         << "Kernels and their host launcher: what a stage needs, nothing else. Before building, the grader refuses\n"
         << "(score 0, with the line and the reason) a file that has:\n\n"
@@ -161,8 +163,13 @@ std::string student_readme(const fs::path& repo, const Assignment& a) {
         << "- a copy to the host or a synchronization (`cudaMemcpy`, `cudaDeviceSynchronize`, ...): a launcher only\n"
         << "  launches kernels, so that it can be timed;\n"
         << "- a library's reduction (CUB, Thrust, cooperative groups' `reduce`) or another stage's launcher;\n"
-        << "- token pasting (`##`), digraphs, trigraphs or universal character names.\n\n"
-        << "Comments are not checked. Every point is decided by the grader's own program: it makes fresh inputs,\n"
+        << "- token pasting (`##`), digraphs, trigraphs or universal character names, line markers, or a line\n"
+        << "  longer than 1000 characters;\n"
+        << "- a clock or a timer: `clock64`, `__nanosleep`, CUDA events, host clocks (the assignment may allow\n"
+        << "  the device clocks).\n\n"
+        << "The grader then compiles the file again and refuses what the compiler read or made that breaks these\n"
+        << "rules under another name: a call in the compiled object that is not on its list of what a launcher\n"
+        << "needs, a clock in the PTX, a system call. Comments are not checked. Every point is decided by the grader's own program: it makes fresh inputs,\n"
         << "sends them to a separate process that runs your launcher, checks each sum itself and keeps the time;\n"
         << "what your program prints or its exit status earn nothing. The tests in this tree are for you: the\n"
         << "grader runs them too, as feedback, worth no points.\n\n";

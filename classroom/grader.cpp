@@ -641,15 +641,32 @@ std::string source_problems(const fs::path& autograder, const std::map<std::stri
 
 }  // namespace
 
-std::string check_submission(const fs::path& autograder, const fs::path& submission,
-                             std::map<std::string, std::string>& editable) {
+// The folder the submission's tree starts in: the submission itself, or the one folder a
+// zip of the tree unpacked into (`my-reduce/reduce3/kernel.cu`).
+fs::path submission_root(const fs::path& submission, const std::vector<std::string>& editable_paths) {
+    for (const std::string& p : editable_paths) {
+        if (fs::exists(fs::symlink_status(submission / p))) return submission;
+    }
+    std::error_code ignored;
+    std::vector<fs::path> entries;
+    for (const auto& entry : fs::directory_iterator(submission, ignored)) {
+        const std::string name = entry.path().filename().string();
+        if (name != "__MACOSX" && name.rfind('.', 0) != 0) entries.push_back(entry.path());
+    }
+    if (entries.size() == 1 && !fs::is_symlink(fs::symlink_status(entries[0])) && fs::is_directory(entries[0])) {
+        return entries[0];
+    }
+    return submission;
+}
+
+std::string check_submission(const fs::path& autograder, const fs::path& uploaded,
+                             std::map<std::string, std::string>& editable, std::vector<std::string>* ignored) {
     const auto entries = parse_manifest(read_file(autograder / "manifest.txt"));
     std::vector<std::string> editable_paths;
     for (const ManifestEntry& e : entries) {
         if (e.role == "editable") editable_paths.push_back(e.path);
     }
-    std::string allowed;
-    for (const std::string& p : editable_paths) allowed += (allowed.empty() ? "" : ", ") + p;
+    const fs::path submission = submission_root(uploaded, editable_paths);
     for (const ManifestEntry& e : entries) {
         const fs::path file = submission / e.path;
         // A link could point the grader (root, on Gradescope) at a file of its own.
@@ -659,12 +676,12 @@ std::string check_submission(const fs::path& autograder, const fs::path& submiss
             }
         }
         if (!fs::is_regular_file(file)) continue;  // not submitted: the handed-out file is used
-        const std::string text = read_file(file);
         if (e.role == "editable") {
-            editable[e.path] = text;
-        } else if (sha256_hex(text) != e.hash) {
-            return "refused: " + e.path + " differs from the file handed out; only " + allowed +
-                   " may change. Score 0: submit the handed-out files unchanged.";
+            editable[e.path] = read_file(file);
+        } else if (ignored && sha256_hex(read_file(file)) != e.hash) {
+            // Never used (the grader builds the handed-out file), so nothing is at stake:
+            // a note in the report, not a refusal (a line added to a README, a CRLF checkout).
+            ignored->push_back(e.path);
         }
     }
     // A Gradescope upload of the one file of a one-stage assignment arrives without its folder.
@@ -673,7 +690,9 @@ std::string check_submission(const fs::path& autograder, const fs::path& submiss
         editable[editable_paths[0]] = read_file(submission / "kernel.cu");
     }
     for (const std::string& p : editable_paths) {
-        if (!editable.count(p)) return "refused: the submission has no " + p + ". Score 0.";
+        if (!editable.count(p)) {
+            return "refused: the submission has no " + p + " (upload the file itself, or the tree or a zip of it). Score 0.";
+        }
     }
     return "";
 }
@@ -730,7 +749,15 @@ Graded grade(const GradeOptions& options) {
         return graded;
     };
     std::map<std::string, std::string> editable;
-    std::string refusal = check_submission(options.autograder, options.submission, editable);
+    std::vector<std::string> ignored;
+    std::string refusal = check_submission(options.autograder, options.submission, editable, &ignored);
+    if (!ignored.empty()) {
+        std::string list;
+        for (const std::string& p : ignored) list += (list.empty() ? "" : ", ") + p;
+        header << "\nIgnored: " << list << (ignored.size() == 1 ? " differs" : " differ")
+               << " from the handed-out tree; the handed-out " << (ignored.size() == 1 ? "file was" : "files were")
+               << " used (only the kernel.cu files are graded).";
+    }
     if (refusal.empty()) {
         const std::string problems = source_problems(options.autograder, editable);
         if (!problems.empty()) {

@@ -2,8 +2,9 @@
 //
 // No point comes from a process that contains the student's code (docs/classroom.md,
 // "The threat model"):
-// 1. Tamper check: every handed-out file the submission contains, other than the files the
-//    student edits, must hash as the generator recorded (manifest.txt).
+// 1. Tamper check: only the files the student edits are taken from the submission (from
+//    its top, or from its one top-level folder); every other handed-out file is the
+//    autograder's copy, and one that differs in the submission is reported, never used.
 // 2. Source check (source_check.h): what a kernel.cu may contain; refused with the line
 //    and the reason, and a zero, before anything is compiled.
 // 3. The trusted programs, built from the autograder alone (classroom prepare; on
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "files.h"
 #include "gradescope.h"
@@ -62,8 +64,10 @@ Graded grade(const GradeOptions& options);
 std::string prepare(const GradeOptions& options);
 
 // The tamper check alone: "" when the submission may be graded, else the one-line reason.
-// `editable` receives the submission's copy of each editable file (path -> text).
+// `editable` receives the submission's copy of each editable file (path -> text), found at
+// the submission's top or under its one top-level folder (a zip of the tree). A protected
+// file that differs from the handed-out one is never used; its path goes to `ignored`.
 std::string check_submission(const fs::path& autograder, const fs::path& submission,
-                             std::map<std::string, std::string>& editable);
+                             std::map<std::string, std::string>& editable, std::vector<std::string>* ignored = nullptr);
 
 }  // namespace classroom

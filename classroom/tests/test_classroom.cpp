@@ -214,16 +214,26 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
     EXPECT_EQ(check_submission(out / "autograder", student, editable), "");
     EXPECT_NE(editable.at("reduce4/kernel.cu").find("// my work"), std::string::npos);
 
-    // A changed harness file, test or build file is refused, in one line naming it.
-    for (const char* path : {"common/timing.h", "tests/gpu/gpu_test.cu", "CMakeLists.txt"}) {
+    // A changed harness file, test, build file or README is never used, so nothing is at
+    // stake: it is reported, not refused (a line added to a README, a CRLF checkout).
+    for (const char* path : {"common/timing.h", "tests/gpu/gpu_test.cu", "CMakeLists.txt", "README.md"}) {
         const std::string original = read_file(student / path);
-        write_file(student / path, original + " ");
+        write_file(student / path, std::regex_replace(original, std::regex("\n"), "\r\n") + "one more line\r\n");
         editable.clear();
-        const std::string refusal = check_submission(out / "autograder", student, editable);
-        EXPECT_NE(refusal.find(std::string("refused: ") + path + " differs"), std::string::npos) << refusal;
-        EXPECT_EQ(refusal.find('\n'), std::string::npos);
+        std::vector<std::string> ignored;
+        EXPECT_EQ(check_submission(out / "autograder", student, editable, &ignored), "") << path;
+        EXPECT_EQ(ignored, std::vector<std::string>{path});
+        EXPECT_NE(editable.at("reduce4/kernel.cu").find("// my work"), std::string::npos);
         write_file(student / path, original);
     }
+
+    // A zip of the tree unpacked into one top-level folder (and macOS's companion folder).
+    const fs::path zipped = scratch("tamper-zipped");
+    write_file(zipped / "my-reduce4/reduce4/kernel.cu", "// zipped\n");
+    write_file(zipped / "__MACOSX/my-reduce4/._kernel.cu", "x");
+    editable.clear();
+    EXPECT_EQ(check_submission(out / "autograder", zipped, editable), "");
+    EXPECT_EQ(editable.at("reduce4/kernel.cu"), "// zipped\n");
 
     // A folder with only the kernel, as Gradescope receives a one-file upload.
     const fs::path upload = scratch("tamper-upload");

@@ -160,15 +160,16 @@ TEST_P(Grader, ScoresWhatTheRubricPromises) {
         EXPECT_NE(g.results.output.find("refused by the source check"), std::string::npos) << fixture << ": " << g.results.output;
     }
 
-    // A changed harness file: refused, zero.
+    // A changed harness file: never used (the handed-out one is built), reported, and the
+    // kernel graded as it is: the reference's full marks.
     fs::path tampered = out / "submissions/tampered";
     fs::remove_all(tampered);
     write_tree(make_student_tree(kRepo, Assignment{stage, stage}), tampered);
-    write_file(tampered / "common/verify.cpp", read_file(tampered / "common/verify.cpp") + "\n");
+    write_file(tampered / "common/verify.cpp", read_file(tampered / "common/verify.cpp") + "\nint planted = 0;\n");
     write_file(tampered / name / "kernel.cu", reference);
-    const Grading refused = grade_as("tampered", tampered);
-    EXPECT_EQ(refused.results.score(), 0);
-    EXPECT_NE(refused.results.output.find("refused: common/verify.cpp differs"), std::string::npos);
+    const Grading ignored = grade_as("tampered", tampered);
+    EXPECT_EQ(ignored.results.score(), Rubric::kTotal);
+    EXPECT_NE(ignored.results.output.find("Ignored: common/verify.cpp differs"), std::string::npos) << ignored.results.output;
 
 }
 

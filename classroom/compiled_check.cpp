@@ -1,14 +1,16 @@
 #include "compiled_check.h"
 
 #include <cxxabi.h>
-#include <cctype>
 #include <fnmatch.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <regex>
 #include <sstream>
+
+#include "files.h"
 
 namespace classroom {
 
@@ -163,6 +165,18 @@ std::vector<std::string> split_words(const std::string& command) {
 }
 
 }  // namespace
+
+void add_kept_files(const std::string& keep_dir, CompiledFiles& files,
+                    const std::function<std::string(const std::string&)>& read) {
+    for (const auto& entry : std::filesystem::directory_iterator(keep_dir)) {
+        const std::string name = entry.path().filename().string();
+        if (ends_with(name, ".cpp1.ii") || ends_with(name, ".cpp4.ii")) {
+            files.preprocessed.push_back({name, read(entry.path().string())});
+        } else if (ends_with(name, ".ptx")) {
+            files.ptx.push_back({name, read(entry.path().string())});
+        }
+    }
+}
 
 std::set<std::string> symbol_names(const std::string& nm_output) {
     std::set<std::string> names;

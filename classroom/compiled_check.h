@@ -17,6 +17,7 @@
 // user is gone. Defence in depth, like the source check: docs/classroom.md, "The threat model".
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +41,12 @@ struct CompiledFiles {
 std::vector<std::string> check_compiled(const std::string& path, const std::string& compiled_path,
                                         const CompiledFiles& files, int stage, const SourcePolicy& policy,
                                         const std::set<std::string>& instructor_symbols);
+
+// The compiler's kept files in `keep_dir` (the preprocessed *.cpp1.ii and *.cpp4.ii, the
+// *.ptx) added to `files`, each read by `read` (the grader's reads only plain files of the
+// student's user's).
+void add_kept_files(const std::string& keep_dir, CompiledFiles& files,
+                    const std::function<std::string(const std::string&)>& read);
 
 // The names in `nm -u -P` output.
 std::set<std::string> symbol_names(const std::string& nm_output);

@@ -200,9 +200,15 @@ struct Grader {
         spec.timeout_seconds = step_timeout(timeout);
         spec.run_as = options.run_as;
         ProcessResult r = run_process(argv, spec);
-        kill_leftovers(options.run_as);
-        remove_files_of(options.run_as);  // no step hands data to a later one through /tmp
+        end_step();
         return r;
+    }
+
+    // After every step: nothing of the student's user lives on, and nothing it wrote where
+    // a later step could read it stays (the shared folders, System V IPC).
+    void end_step() const {
+        kill_leftovers(options.run_as);
+        remove_files_of(options.run_as);
     }
 
     // The judge: ours, run as the grader's own user; the seed reaches it through its
@@ -215,8 +221,7 @@ struct Grader {
         spec.timeout_seconds = step_timeout(timeout);
         spec.extra_env = {"CLASSROOM_SEED=" + std::to_string(seed)};
         ProcessResult r = run_process(args, spec);
-        kill_leftovers(options.run_as);
-        remove_files_of(options.run_as);
+        end_step();
         // The judge's own verdict on itself: its exit status, never a text search of an output
         // that quotes the student's (a launcher's message, a kernel's name in a sanitizer line).
         if (r.exit_code == 3) infrastructure_failed = true;
@@ -390,14 +395,7 @@ struct Grader {
             CompiledFiles files;
             files.undefined_symbols = nm.output;
             files.disassembly = disassembly.output;
-            for (const auto& entry : fs::directory_iterator(keep)) {
-                const std::string name = entry.path().filename().string();
-                if (ends_with(name, ".cpp1.ii") || ends_with(name, ".cpp4.ii")) {
-                    files.preprocessed.push_back({name, read_owned(entry.path())});
-                } else if (ends_with(name, ".ptx")) {
-                    files.ptx.push_back({name, read_owned(entry.path())});
-                }
-            }
+            add_kept_files(keep.string(), files, [&](const std::string& file) { return read_owned(file); });
             for (const std::string& p : check_compiled(path, source.string(), files, k, policy, instructor)) problems += p + "\n";
         }
         fs::remove_all(compiled);  // the student's user wrote there; nothing of it stays
@@ -458,11 +456,9 @@ struct Grader {
         }
         const std::string missing =
             r.timed_out ? "the judge did not finish in time" : "not judged:\n" + last_lines(r.output, 6);
-        bool all = true;
         auto verdict_of = [&](const std::string& group) {
             const auto it = groups.find(group);
             const bool passed = it != groups.end() && it->second.first;
-            all = all && passed;
             return std::make_pair(passed, it != groups.end() ? it->second.second : missing);
         };
         const auto pub = verdict_of("public");
@@ -478,7 +474,6 @@ struct Grader {
         // The sanitizers and the timing wait for the public cases alone: a visible line that
         // waited for the hidden ones too would tell, before the deadline, whether they passed.
         // Each of them checks its own sums.
-        (void)all;
         return pub.first;
     }
 
@@ -627,8 +622,8 @@ SourcePolicy source_policy_of(const fs::path& autograder) {
 }
 
 // The source check of every submitted file; "" when all may be built.
-std::string source_problems(const fs::path& autograder, const std::map<std::string, std::string>& editable) {
-    const SourcePolicy policy = source_policy_of(autograder);
+std::string source_problems(const fs::path& autograder, const SourcePolicy& policy,
+                            const std::map<std::string, std::string>& editable) {
     std::string problems;
     for (const auto& [path, text] : editable) {
         const int stage = stage_of(path);
@@ -758,18 +753,21 @@ Graded grade(const GradeOptions& options) {
                << " from the handed-out tree; the handed-out " << (ignored.size() == 1 ? "file was" : "files were")
                << " used (only the kernel.cu files are graded).";
     }
+    const SourcePolicy policy = source_policy_of(options.autograder);
     if (refusal.empty()) {
-        const std::string problems = source_problems(options.autograder, editable);
+        const std::string problems = source_problems(options.autograder, policy, editable);
         if (!problems.empty()) {
             refusal = "refused by the source check (what a kernel.cu may contain: the handout and source_policy.txt). "
                       "Score 0:\n" + problems;
         }
     }
-    if (!refusal.empty()) {
-        header << "\n" << refusal;
-        g.zero_every_stage(refusal);
+    // A refusal: every stage's lines at zero, for one reason.
+    auto refuse = [&](const std::string& why) {
+        header << "\n" << why;
+        g.zero_every_stage(why);
         return finish(1);
-    }
+    };
+    if (!refusal.empty()) return refuse(refusal);
     const std::string unprepared = g.prepare_trusted();
     if (!unprepared.empty()) {
         header << "\nThe grader could not grade: " << unprepared;
@@ -780,7 +778,6 @@ Graded grade(const GradeOptions& options) {
     // Configure, the compiled check (nothing built or run yet), then the build.
     std::string build_log;
     bool built = g.configure_submission(build_log);
-    const SourcePolicy policy = source_policy_of(options.autograder);
     bool not_compiled = false;
     if (built && policy.enabled) {
         bool infrastructure = false;
@@ -791,20 +788,14 @@ Graded grade(const GradeOptions& options) {
             return finish(3);
         }
         if (!problems.empty()) {
-            const std::string why = "refused by the compiled check (what the compiler read from kernel.cu and what the "
-                                    "object calls: the handout and source_policy.txt). Score 0:\n" + problems;
-            header << "\n" << why;
-            g.zero_every_stage(why);
-            return finish(1);
+            return refuse("refused by the compiled check (what the compiler read from kernel.cu and what the object "
+                          "calls: the handout and source_policy.txt). Score 0:\n" + problems);
         }
     }
     if (built) built = g.build_submission(build_log);
     if (built && not_compiled) {
-        const std::string why = "refused: kernel.cu did not compile for the compiled check, then compiled for the build "
-                                "(a file that compiles differently from one run to the next). Score 0.";
-        header << "\n" << why;
-        g.zero_every_stage(why);
-        return finish(1);
+        return refuse("refused: kernel.cu did not compile for the compiled check, then compiled for the build "
+                      "(a file that compiles differently from one run to the next). Score 0.");
     }
     for (int k : g.assignment.stages()) {
         g.line_number = 0;

@@ -168,6 +168,12 @@ int create_fresh(const std::string& path, mode_t mode = 0644) {
     return fd;
 }
 
+// Drops this process's rights to `user`'s, for good: no supplementary groups, the user's
+// group, then the user (in that order: after setuid nothing else may be changed).
+bool become(const passwd& user) {
+    return setgroups(0, nullptr) == 0 && setgid(user.pw_gid) == 0 && setuid(user.pw_uid) == 0 && getuid() == user.pw_uid;
+}
+
 // Every process of `user` (a student's process left running could still write the
 // sanitizer's log, which the sanitizer writes as that user): kill(-1) from a process of
 // that user reaches them all. Root only; a no-op otherwise.
@@ -176,7 +182,7 @@ void kill_every_process_of(const std::string& user) {
     if (!pw || pw->pw_uid == 0) return;
     const pid_t pid = fork();
     if (pid == 0) {
-        if (setgroups(0, nullptr) == 0 && setgid(pw->pw_gid) == 0 && setuid(pw->pw_uid) == 0) kill(-1, SIGKILL);
+        if (become(*pw)) kill(-1, SIGKILL);
         _exit(0);
     }
     if (pid > 0) waitpid(pid, nullptr, 0);
@@ -200,8 +206,7 @@ int exec_as(int argc, char** argv) {
         return 2;
     }
     const passwd* user = getpwnam(argv[2]);
-    if (!user || user->pw_uid == 0 || setgroups(0, nullptr) != 0 || setgid(user->pw_gid) != 0 ||
-        setuid(user->pw_uid) != 0 || getuid() != user->pw_uid) {
+    if (!user || user->pw_uid == 0 || !become(*user)) {
         std::fprintf(stderr, "judge: could not become %s\n", argv[2]);
         return 126;
     }
@@ -239,8 +244,7 @@ public:
             close_descriptors_from(4);  // nothing of the judge's (its output above all) reaches the worker
             rlimit no_core{0, 0};
             setrlimit(RLIMIT_CORE, &no_core);
-            if (user && (setgroups(0, nullptr) != 0 || setgid(user->pw_gid) != 0 || setuid(user->pw_uid) != 0 ||
-                         getuid() != user->pw_uid)) {
+            if (user && !become(*user)) {
                 std::fprintf(stderr, "judge: could not become %s\n", run_as.c_str());
                 _exit(126);
             }

@@ -72,11 +72,7 @@ Compiled compile(const std::string& name, const std::string& text, int stage) {
     c.files.undefined_symbols = nm.output;
     c.files.disassembly = dis.output;
     c.symbols = symbol_names(nm.output);
-    for (const auto& entry : fs::directory_iterator(keep)) {
-        const std::string file = entry.path().filename().string();
-        if (ends_with(file, ".cpp1.ii") || ends_with(file, ".cpp4.ii")) c.files.preprocessed.push_back({file, read_file(entry.path())});
-        if (ends_with(file, ".ptx")) c.files.ptx.push_back({file, read_file(entry.path())});
-    }
+    add_kept_files(keep.string(), c.files, [](const std::string& file) { return read_file(file); });
     return c;
 }
 

@@ -43,6 +43,7 @@ struct Fixture {
     double promised;            // the score, or kNoGrade
     std::string report_says;    // a regular expression the report must match
     std::string policy = "";    // source_policy.txt for this upload ("": the generated one)
+    std::vector<std::string> env = {};  // "NAME=value" for run_autograder (the machine, not the student)
 };
 
 // What an upload got: the score in results.json, or kNoGrade.
@@ -60,7 +61,10 @@ Upload upload(const Fixture& f, const fs::path& examples) {
     fs::remove_all(kAutograder / "results");
     write_file(kAutograder / "submission/kernel.cu", f.kernel);
     fs::create_directories(kAutograder / "results");
-    const ProcessResult r = run_process({"bash", (kAutograder / "source/run_autograder").string()}, "", 2400);
+    RunSpec spec;
+    spec.timeout_seconds = 2400;
+    spec.extra_env = f.env;
+    const ProcessResult r = run_process({"bash", (kAutograder / "source/run_autograder").string()}, spec);
     write_file(policy_file, generated);
     Upload u;
     u.exit_code = r.exit_code;
@@ -158,6 +162,9 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                                      "    return free_bytes - (std::size_t{64} << 20);\n}"),
                         double(all - Rubric::kPerformance), "performance"});
     }
+    // The machine, not the submission, fails: run_autograder sees no GPU. The grader could
+    // not grade (exit 3), so Gradescope must record nothing: no results.json, exit 1.
+    list.push_back({"no-usable-gpu", reference, kNoGrade, "none usable", "", {"CUDA_VISIBLE_DEVICES="}});
     // (05 of the review) a 400,000-character name, which killed the grader's std::regex.
     list.push_back({"long-identifier", read_file(handout / "student/reduce4/kernel.cu") + "\nint " +
                                            std::string(400000, 'x') + " = 0;\n",

@@ -148,7 +148,9 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                        "}\n"),
          0, "wrote into its input|illegal memory access|launcher failed"},
     };
-    // A workspace of all the GPU's free memory at the timed size: still a normal grade.
+    // A workspace of all the GPU's free memory at the timed size: still a normal grade. It
+    // loses memcheck's points too: the sanitized worker reduces an exactly sized copy of a
+    // timed-size input, allocated after the workspace has taken the memory.
     static const std::regex workspace(R"(\.workspace_bytes = (\w+),)");
     std::smatch m;
     if (!std::regex_search(previous, m, workspace)) throw std::runtime_error("no workspace_bytes in reduce3's record");
@@ -160,7 +162,7 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                                      "    if (n < (std::size_t{1} << 26)) return " + m.str(1) + "(n, size, c);\n"
                                      "    std::size_t free_bytes = 0, total = 0;\n    cudaMemGetInfo(&free_bytes, &total);\n"
                                      "    return free_bytes - (std::size_t{64} << 20);\n}"),
-                        double(all - Rubric::kPerformance), "performance"});
+                        double(all - Rubric::kPerformance - Rubric::kMemcheck), "memcheck.*out of memory"});
     }
     // The machine, not the submission, fails: run_autograder sees no GPU. The grader could
     // not grade (exit 3), so Gradescope must record nothing: no results.json, exit 1.

@@ -44,6 +44,12 @@ struct Fixture {
     std::string report_says;    // a regular expression the report must match
     std::string policy = "";    // source_policy.txt for this upload ("": the generated one)
     std::vector<std::string> env = {};  // "NAME=value" for run_autograder (the machine, not the student)
+    double at_least = kNoGrade;  // where a score between this and `promised` is what it deserves
+    bool held(double score) const { return at_least == kNoGrade ? score == promised : score >= at_least && score <= promised; }
+    std::string promise() const {
+        const auto points = [](double p) { return p == kNoGrade ? std::string("no results.json") : std::to_string(int(p)); };
+        return at_least == kNoGrade ? points(promised) : points(at_least) + " to " + points(promised);
+    }
 };
 
 // What an upload got: the score in results.json, or kNoGrade.
@@ -148,9 +154,11 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                        "}\n"),
          0, "wrote into its input|illegal memory access|launcher failed"},
     };
-    // A workspace of all the GPU's free memory at the timed size: still a normal grade. It
-    // loses memcheck's points too: the sanitized worker reduces an exactly sized copy of a
-    // timed-size input, allocated after the workspace has taken the memory.
+    // A workspace of all the GPU's free memory at the timed size: still a normal grade, with
+    // no performance points. Its sanitized runs reduce an exactly sized copy of a timed-size
+    // input, allocated after the workspace has taken the memory, so each sanitizer's part is
+    // lost or kept by how much memory that sanitizer holds then (on the H100: memcheck lost
+    // once, memcheck and racecheck once): 60 to 75, never "could not grade".
     static const std::regex workspace(R"(\.workspace_bytes = (\w+),)");
     std::smatch m;
     if (!std::regex_search(previous, m, workspace)) throw std::runtime_error("no workspace_bytes in reduce3's record");
@@ -162,7 +170,8 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                                      "    if (n < (std::size_t{1} << 26)) return " + m.str(1) + "(n, size, c);\n"
                                      "    std::size_t free_bytes = 0, total = 0;\n    cudaMemGetInfo(&free_bytes, &total);\n"
                                      "    return free_bytes - (std::size_t{64} << 20);\n}"),
-                        double(all - Rubric::kPerformance - Rubric::kMemcheck), "memcheck.*out of memory"});
+                        double(all - Rubric::kPerformance), "FAIL +0 / 25 +reduce4: performance", "", {},
+                        double(all - Rubric::kPerformance - Rubric::kMemcheck - Rubric::kRacecheck)});
     }
     // The machine, not the submission, fails: run_autograder sees no GPU. The grader could
     // not grade (exit 3), so Gradescope must record nothing: no results.json, exit 1.
@@ -230,14 +239,14 @@ TEST(GradescopePath, EveryFixtureScoresAsPromised) {
         const Upload u = upload(f, examples);
         ++checked;
         const bool says = std::regex_search(u.report, std::regex(f.report_says));
-        const bool as_promised = u.score == f.promised && says;
+        const bool as_promised = f.held(u.score) && says;
         held += as_promised;
         std::printf("reduce4 %s: %s (promised %s; run_autograder exit %d)\n", f.name.c_str(),
                     u.score == kNoGrade ? "no results.json" : std::to_string(static_cast<int>(u.score)).c_str(),
-                    f.promised == kNoGrade ? "no results.json" : std::to_string(static_cast<int>(f.promised)).c_str(),
+                    f.promise().c_str(),
                     u.exit_code);
         std::fflush(stdout);
-        EXPECT_EQ(u.score, f.promised) << f.name << ":\n" << u.report;
+        EXPECT_TRUE(f.held(u.score)) << f.name << " scored " << u.score << ", promised " << f.promise() << ":\n" << u.report;
         EXPECT_TRUE(says) << f.name << ": nothing matches '" << f.report_says << "' in\n" << u.report;
         EXPECT_EQ(u.exit_code, f.promised == kNoGrade ? 1 : 0) << f.name;
     }

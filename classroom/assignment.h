@@ -5,6 +5,7 @@
 // stages as stubs, and no later stage (a later stage contains the earlier solutions).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct StageGrading {
 };
 const StageGrading& grading_of(int stage);
 
+// The tree's own GPU tests of a stage (the grader runs them as feedback, worth nothing).
+std::string public_tests_filter(int stage);  // "Stages/*/reduce4_*"
+
 // The rubric of one stage: 100 points, every one decided by the judge (classroom/judge),
 // which never runs the student's code in its own process. The tree's own tests still run,
 // for the student to read, and earn nothing: their process contains the student's code.
@@ -46,6 +50,45 @@ struct Rubric {
     static constexpr double kPerformance = 25;     // the time ratio to the reference
     static constexpr double kTotal = kPublicTests + 4 * kHiddenGroup + kRacecheck + kMemcheck + kPerformance;
 };
+
+// The rubric an autograder grades by: `autograder/rubric.txt`, which `classroom generate`
+// writes (the defaults above, or the instructor's --rubric FILE) and the grader reads.
+// The stage's title and chapter are never in it: they come from grading_of().
+struct GradingRubric {
+    // Points of each part of every stage.
+    double public_cases = Rubric::kPublicTests;
+    double hidden_group = Rubric::kHiddenGroup;  // each of the four hidden groups
+    double racecheck = Rubric::kRacecheck;
+    double memcheck = Rubric::kMemcheck;
+    double performance = Rubric::kPerformance;
+    // Full performance points at or below this ratio to the reference's time, per stage
+    // (the defaults: grading_of(stage).max_time_ratio).
+    std::map<int, double> full_points_at;
+    // The sanitizers and the timing run only once every public case passes: a broken
+    // kernel earns nothing for being race-free or fast.
+    bool gate_on_public_cases = true;
+    // Partial performance credit falls linearly from full at the threshold to none at the
+    // previous stage's own ratio (measured in the same grading) less this margin, so that
+    // the previous stage's code handed in still earns none; below 0: all or nothing.
+    double partial_margin = 0.05;
+    // A ratio this close to the threshold is timed once more and the two ratios averaged
+    // (the judge's noise could otherwise decide it); 0: never.
+    double remeasure_band = 0.02;
+
+    double stage_total() const { return public_cases + 4 * hidden_group + racecheck + memcheck + performance; }
+    double threshold(int stage) const;
+    // The performance points of a verified timing.
+    double performance_points(int stage, double vs_reference, double previous_vs_reference) const;
+};
+
+// The defaults for an assignment's stages.
+GradingRubric default_rubric(const Assignment& a);
+// rubric.txt: what generate writes, with a comment on every setting.
+std::string rubric_file(const GradingRubric& rubric, const Assignment& a);
+// Reads rubric.txt over the defaults; throws std::invalid_argument("rubric.txt line N: ...").
+GradingRubric read_rubric(const std::string& text, const Assignment& a);
+// The handout's "How it is graded" table of one stage, from the rubric.
+std::string rubric_table(const GradingRubric& rubric, int stage);
 
 // The hidden groups every stage is graded on (classroom/judge/judge.cu defines them).
 const std::vector<std::string>& hidden_groups();  // "int", "float", "double", "misaligned"

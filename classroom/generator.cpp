@@ -282,8 +282,33 @@ void write_tree(const Tree& tree, const fs::path& dir) {
     }
 }
 
+const char* const kRubricBegin =
+    "<!-- The rubric: written from classroom's rubric (rubric_table in classroom/assignment.cpp). "
+    "`classroom check` keeps it equal to the defaults; `classroom generate --rubric FILE` rewrites it. -->";
+const char* const kRubricEnd = "<!-- end of the rubric -->";
+
+std::string handout_with_rubric(const std::string& handout, const GradingRubric& rubric, int stage) {
+    const auto begin = handout.find(kRubricBegin);
+    const auto end = handout.find(kRubricEnd);
+    if (begin == std::string::npos || end == std::string::npos || end < begin) {
+        throw std::runtime_error("assignments/" + stage_name(stage) + ".md has no rubric block (" + kRubricBegin + " ... " +
+                                 kRubricEnd + ")");
+    }
+    const auto body = begin + std::string(kRubricBegin).size();
+    return handout.substr(0, body) + "\n" + rubric_table(rubric, stage) + handout.substr(end);
+}
+
 std::string generate(const fs::path& repo, const Assignment& a, const fs::path& out) {
-    const Tree student = make_student_tree(repo, a);
+    return generate(repo, a, out, default_rubric(a));
+}
+
+std::string generate(const fs::path& repo, const Assignment& a, const fs::path& out, const GradingRubric& rubric) {
+    Tree student = make_student_tree(repo, a);
+    // The handouts show the rubric this autograder grades by.
+    for (int k : a.stages()) {
+        TreeFile& handout = student.at("assignments/" + stage_name(k) + ".md");
+        handout.text = handout_with_rubric(handout.text, rubric, k);
+    }
     write_tree(student, out / "student");
 
     // The autograder: everything a grader needs, nothing a student may see.
@@ -301,6 +326,7 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
         grader[std::string("judge/") + name] = TreeFile{read_file(repo / "classroom/judge" / name), false};
     }
     grader["source_policy.txt"] = TreeFile{source_policy_template(), false};
+    grader["rubric.txt"] = TreeFile{rubric_file(rubric, a), false};
     std::string stages;
     for (int k : a.stages()) stages += (stages.empty() ? "" : " ") + stage_name(k);
     grader["grading/assignment.cmake"] =
@@ -322,7 +348,7 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     // Gradescope wants a zip with setup.sh and run_autograder at its root.
     std::vector<std::string> zip = {CLASSROOM_CMAKE_COMMAND, "-E", "tar", "cf", fs::absolute(out / "autograder.zip").string(),
                                     "--format=zip"};
-    for (const char* top : {"setup.sh", "run_autograder", "manifest.txt", "assignment.txt", "source_policy.txt",
+    for (const char* top : {"setup.sh", "run_autograder", "manifest.txt", "assignment.txt", "source_policy.txt", "rubric.txt",
                             "student_tree", "solution", "grading", "judge", "tool"}) {
         zip.push_back(top);
     }

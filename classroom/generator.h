@@ -41,8 +41,16 @@ std::vector<ManifestEntry> parse_manifest(const std::string& text);
 // Writes a tree into `dir` (which is emptied first).
 void write_tree(const Tree& tree, const fs::path& dir);
 
-// Writes <out>/student, <out>/autograder and <out>/autograder.zip; returns a summary.
+// Writes <out>/student, <out>/autograder and <out>/autograder.zip; returns a summary. The
+// rubric goes into the autograder (rubric.txt) and into the handouts' tables.
 std::string generate(const fs::path& repo, const Assignment& assignment, const fs::path& out);
+std::string generate(const fs::path& repo, const Assignment& assignment, const fs::path& out, const GradingRubric& rubric);
+
+// A handout (assignments/reduceN.md) with its rubric block, between the lines
+// kRubricBegin and kRubricEnd, written from `rubric`; throws if it has no such block.
+extern const char* const kRubricBegin;
+extern const char* const kRubricEnd;
+std::string handout_with_rubric(const std::string& handout, const GradingRubric& rubric, int stage);
 
 // The stage a path belongs to: 4 for "reduce4/...", -1 for anything else.
 int stage_of(const std::string& path);

@@ -1,7 +1,9 @@
 #include "grader.h"
 
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -13,6 +15,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -140,9 +143,10 @@ std::string stage_list(int first, int last) {
 }
 
 struct Grader {
-    Grader(const GradeOptions& o, const Assignment& a) : options(o), assignment(a) {}
+    Grader(const GradeOptions& o, const Assignment& a) : options(o), assignment(a), rubric(default_rubric(a)) {}
     const GradeOptions& options;
     Assignment assignment;
+    GradingRubric rubric;  // the autograder's rubric.txt (the defaults where it has none)
     fs::path tree, build, logs, trusted;
     std::string sanitizer, judge;
     std::uint64_t seed = 0;
@@ -175,21 +179,26 @@ struct Grader {
 
     void add(int stage, const std::string& name, double max, bool passed, const std::string& output,
              std::vector<std::string> tags, const std::string& visibility = "visible") {
+        add_points(stage, name, max, passed ? max : 0, output, std::move(tags), visibility);
+    }
+    // A line that may earn part of its points (performance, with partial credit).
+    void add_points(int stage, const std::string& name, double max, double points, const std::string& output,
+                    std::vector<std::string> tags, const std::string& visibility = "visible") {
         tags.insert(tags.begin(), stage_name(stage));
         TestResult t{std::to_string(stage) + "." + std::to_string(++line_number), stage_name(stage) + ": " + name,
-                     passed ? max : 0, max, passed, trimmed(output), visibility, tags};
+                     points, max, points >= max, trimmed(output), visibility, tags};
         results.tests.push_back(t);
     }
 
     // Nothing earned: every line of a stage listed with zero, so the maximum stays visible.
     void add_zeros(int stage, const std::string& why) {
-        add(stage, "public cases", Rubric::kPublicTests, false, why, {"public"});
+        add(stage, "public cases", rubric.public_cases, false, why, {"public"});
         for (const std::string& group : hidden_groups()) {
-            add(stage, "hidden cases, " + group, Rubric::kHiddenGroup, false, why, {"hidden", group}, "after_due_date");
+            add(stage, "hidden cases, " + group, rubric.hidden_group, false, why, {"hidden", group}, "after_due_date");
         }
-        add(stage, "racecheck", Rubric::kRacecheck, false, why, {"sanitizer"});
-        add(stage, "memcheck", Rubric::kMemcheck, false, why, {"sanitizer"});
-        add(stage, "performance", Rubric::kPerformance, false, why, {"performance"});
+        add(stage, "racecheck", rubric.racecheck, false, why, {"sanitizer"});
+        add(stage, "memcheck", rubric.memcheck, false, why, {"sanitizer"});
+        add(stage, "performance", rubric.performance, false, why, {"performance"});
     }
 
     // A step that runs the student's code (the build, the tree's tests): as the student's
@@ -360,14 +369,19 @@ struct Grader {
     // Returns the problems; sets `infrastructure` when the check itself could not run, and
     // `not_compiled` when a file did not compile for it (the build then says why; a build
     // that succeeds after that is refused: the file compiled differently the second time).
-    std::string compiled_problems(const SourcePolicy& policy, bool& infrastructure, bool& not_compiled) {
-        std::string problems;
+    // The compiled check of each stage not yet refused (`skip`): stage -> why it is refused.
+    // A file that does not compile here is refused too: it is never built, so a file that
+    // compiles differently from one run to the next gains nothing.
+    std::map<int, std::string> compiled_problems(const SourcePolicy& policy, const std::map<int, std::string>& skip,
+                                                 std::string& infrastructure) {
+        std::map<int, std::string> refused;
         const fs::path compiled = options.work / "compiled";
         fs::remove_all(compiled);
         fs::create_directories(compiled);
         std::set<std::string> instructor = symbol_names(read_file(instructor_symbols_file()));
         const std::string commands = read_owned(build / "compile_commands.json");
         for (int k : assignment.stages()) {
+            if (skip.count(k)) continue;
             const std::string path = stage_name(k) + "/kernel.cu";
             const fs::path keep = compiled / stage_name(k);
             fs::create_directories(keep);
@@ -376,30 +390,36 @@ struct Grader {
             const fs::path source = fs::weakly_canonical(tree / path);
             const std::vector<std::string> command = compile_command(commands, source.string(), directory);
             if (command.empty()) {
-                infrastructure = true;
-                return "the build's compile_commands.json has no command for " + source.string();
+                infrastructure = "the build's compile_commands.json has no command for " + source.string();
+                return refused;
             }
             const ProcessResult compiled_again = run_student(keeping_command(command, keep.string()), 600, directory);
             if (compiled_again.exit_code != 0) {
-                not_compiled = true;
+                refused[k] = "did not compile (the handed-out stub was built in its place). Score 0 for " + stage_name(k) +
+                             ". The compiler said:\n" + last_lines(compiled_again.output, 20);
                 continue;
             }
             const fs::path object = keep / "kernel.o";
             const ProcessResult nm = run_student({"nm", "-u", "-P", object.string()}, 120);
             const ProcessResult disassembly = run_student({"objdump", "-d", "--no-show-raw-insn", object.string()}, 300);
             if (nm.exit_code != 0 || disassembly.exit_code != 0) {
-                infrastructure = true;
-                return "the compiled check could not read " + path + "'s object (nm and objdump, binutils):\n" +
-                       last_lines(nm.output + disassembly.output, 12);
+                infrastructure = "the compiled check could not read " + path + "'s object (nm and objdump, binutils):\n" +
+                                 last_lines(nm.output + disassembly.output, 12);
+                return refused;
             }
             CompiledFiles files;
             files.undefined_symbols = nm.output;
             files.disassembly = disassembly.output;
             add_kept_files(keep.string(), files, [&](const std::string& file) { return read_owned(file); });
+            std::string problems;
             for (const std::string& p : check_compiled(path, source.string(), files, k, policy, instructor)) problems += p + "\n";
+            if (!problems.empty()) {
+                refused[k] = "refused by the compiled check (what the compiler read from kernel.cu and what the object "
+                             "calls: the handout and source_policy.txt). Score 0 for " + stage_name(k) + ":\n" + problems;
+            }
         }
         fs::remove_all(compiled);  // the student's user wrote there; nothing of it stays
-        return problems;
+        return refused;
     }
 
     // A file the student's user wrote: read only if it is a plain file with one link (no
@@ -423,8 +443,7 @@ struct Grader {
     // process contains the student's code and could say anything.
     void public_tests_feedback(int stage) {
         const std::string name = stage_name(stage);
-        std::string filter = "Stages/*/" + name + "_*";
-        if (stage == 7) filter += ":Reduce7*";
+        const std::string filter = public_tests_filter(stage);
         const ProcessResult r = run_student({(build / "bin" / "gpu_tests").string(), "--gtest_filter=" + filter,
                                              "--gtest_brief=1"}, options.test_timeout);
         static const std::regex failure(R"(Failure|FAILED|not implemented|Expected|: got )");
@@ -465,11 +484,11 @@ struct Grader {
         // How the worker held the judge's inputs (read-only where the driver allows it).
         std::string mapping;
         for (const std::string& m : lines_starting(r.output, "INFO the submission's worker mapped its inputs ")) mapping = m;
-        add(stage, "public cases (the public tests' sizes, fresh inputs, checked by the grader)", Rubric::kPublicTests,
+        add(stage, "public cases (the public tests' sizes, fresh inputs, checked by the grader)", rubric.public_cases,
             pub.first, pub.second + (mapping.empty() ? "" : "\n(the worker mapped the inputs " + mapping + ")"), {"public"});
         for (const std::string& group : hidden_groups()) {
             const auto v = verdict_of(group);
-            add(stage, "hidden cases, " + group, Rubric::kHiddenGroup, v.first, v.second, {"hidden", group}, "after_due_date");
+            add(stage, "hidden cases, " + group, rubric.hidden_group, v.first, v.second, {"hidden", group}, "after_due_date");
         }
         // The sanitizers and the timing wait for the public cases alone: a visible line that
         // waited for the hidden ones too would tell, before the deadline, whether they passed.
@@ -504,68 +523,107 @@ struct Grader {
         add(stage, tool, points, clean, output, {"sanitizer"});
     }
 
-    void performance(int stage, bool correct, const std::string& worker) {
-        const StageGrading& grading = grading_of(stage);
-        const std::string title = "performance (at most " + fixed(grading.max_time_ratio, 2) + "x the reference solution's time)";
-        if (!correct) {
-            add(stage, title, Rubric::kPerformance, false, "not measured: the stage must pass every public case first",
-                {"performance"});
-            return;
-        }
+    // The judge's timing of the submission, the reference and the previous stage.
+    struct Judged {
+        ProcessResult run;
+        std::map<std::string, Timing> t;
+        bool complete() const { return t.count("submission") && t.count("reference") && t.count("previous"); }
+        double vs_reference() const { return t.at("submission").median / t.at("reference").median; }
+        double previous_vs_reference() const { return t.at("previous").median / t.at("reference").median; }
+    };
+    Judged time_submission(int stage, const std::string& worker) {
         const fs::path reference_build = trusted / "reference-build";
-        const ProcessResult r = run_judge({"--perf", "--worker", worker, "--reference", worker_of(reference_build, stage),
-                                           "--previous", worker_of(reference_build, stage - 1)},
-                                          options.test_timeout);
-        const auto t = parse_perf(r.output);
-        if (!t.count("submission") || !t.count("reference") || !t.count("previous")) {
-            std::string why = r.timed_out ? "timed out\n" : "";
-            for (const std::string& f : lines_starting(r.output, "PERF submission FAILED ")) why += f + "\n";
-            add(stage, title, Rubric::kPerformance, false, why + last_lines(r.output, 6), {"performance"});
+        Judged j;
+        j.run = run_judge({"--perf", "--worker", worker, "--reference", worker_of(reference_build, stage), "--previous",
+                           worker_of(reference_build, stage - 1)},
+                          options.test_timeout);
+        j.t = parse_perf(j.run.output);
+        return j;
+    }
+
+    void performance(int stage, bool correct, const std::string& worker) {
+        const double full_at = rubric.threshold(stage);
+        const double points = rubric.performance;
+        const std::string title = "performance (full points at or below " + fixed(full_at, 2) + "x the reference solution's time)";
+        if (!correct) {
+            add(stage, title, points, false, "not measured: the stage must pass every public case first", {"performance"});
             return;
         }
-        const Timing& sub = t.at("submission");
-        const Timing& ref = t.at("reference");
-        const Timing& prev = t.at("previous");
+        Judged j = time_submission(stage, worker);
+        if (!j.complete()) {
+            std::string why = j.run.timed_out ? "timed out\n" : "";
+            for (const std::string& f : lines_starting(j.run.output, "PERF submission FAILED ")) why += f + "\n";
+            add(stage, title, points, false, why + last_lines(j.run.output, 6), {"performance"});
+            return;
+        }
         // A timing the judge does not trust (the reference or the fixed cost departed from
         // their calibration, or the submission is faster than the reference's spread allows)
         // earns nothing and is no grade: the whole grading could not grade (exit 3, and on
         // Gradescope no results.json), with the judge's reason in the report.
         // (A submission that gave a wrong sum earns nothing whatever the timing: below.)
-        const auto trust = lines_starting(r.output, "TRUST UNTRUSTED ");
-        if (!trust.empty() && sub.verified) {
+        auto untrusted = [&](const Judged& judged) {
+            const auto trust = lines_starting(judged.run.output, "TRUST UNTRUSTED ");
+            if (trust.empty() || !judged.t.at("submission").verified) return false;
             infrastructure_failed = true;
-            add(stage, title, Rubric::kPerformance, false,
+            add(stage, title, points, false,
                 "could not grade: the grader does not trust this timing: " + trust.back() + "\n" +
-                    last_lines(r.output, 3) + "\nThe instructor regrades it (docs/classroom.md, regrading).",
+                    last_lines(judged.run.output, 3) + "\nThe instructor regrades it (docs/classroom.md, regrading).",
                 {"performance"});
-            return;
+            return true;
+        };
+        if (untrusted(j)) return;
+        double vs_reference = j.vs_reference();
+        double previous_vs_reference = j.previous_vs_reference();
+        std::string again;
+        // Near the threshold the judge's noise could decide: one more timing, the two averaged.
+        if (rubric.remeasure_band > 0 && std::abs(vs_reference - full_at) <= rubric.remeasure_band &&
+            j.t.at("submission").verified && !out_of_time()) {
+            const Judged second = time_submission(stage, worker);
+            if (second.complete()) {
+                if (untrusted(second)) return;
+                if (!second.t.at("submission").verified) j = second;  // a wrong sum in either timing counts
+                again = "\nWithin " + fixed(rubric.remeasure_band, 2) + " of the threshold, so timed twice: " +
+                        fixed(vs_reference, 3) + "x and " + fixed(second.vs_reference(), 3) + "x, averaged.";
+                vs_reference = (vs_reference + second.vs_reference()) / 2;
+                previous_vs_reference = (previous_vs_reference + second.previous_vs_reference()) / 2;
+            }
         }
-        const double vs_reference = sub.median / ref.median;
+        const Timing& sub = j.t.at("submission");
+        const Timing& ref = j.t.at("reference");
+        const Timing& prev = j.t.at("previous");
         const double vs_previous = sub.median / prev.median;
-        const auto floor = lines_starting(r.output, "FLOOR ");
+        const auto floor = lines_starting(j.run.output, "FLOOR ");
         const bool floor_broken = !floor.empty() && floor.back().find("BROKEN") != std::string::npos;
-        const bool passed = sub.verified && !floor_broken && vs_reference <= grading.max_time_ratio;
+        const double earned = sub.verified && !floor_broken
+                                  ? rubric.performance_points(stage, vs_reference, previous_vs_reference)
+                                  : 0;
         std::ostringstream out;
         out << "median time " << fixed(sub.median * 1000, 1) << " us per reduction (" << fixed(sub.min * 1000, 1) << " - "
             << fixed(sub.max * 1000, 1) << " over the rounds): " << fixed(vs_reference, 3)
             << "x the reference solution's " << fixed(ref.median * 1000, 1) << " us and " << fixed(vs_previous, 3)
             << "x the previous stage's (" << stage_name(stage - 1) << ") " << fixed(prev.median * 1000, 1)
-            << " us, on this GPU, each in its own process, timed by the grader.\nFull points at or below "
-            << fixed(grading.max_time_ratio, 2) << "x the reference; on this GPU the previous stage takes "
-            << fixed(prev.median / ref.median, 3) << "x the reference's time.";
-        if (t.count("fixed")) {
-            const Timing& f = t.at("fixed");
+            << " us, on this GPU, each in its own process, timed by the grader." << again << "\nFull points at or below "
+            << fixed(full_at, 2) << "x the reference; on this GPU the previous stage takes "
+            << fixed(previous_vs_reference, 3) << "x the reference's time";
+        if (rubric.partial_margin < 0 || previous_vs_reference - rubric.partial_margin <= full_at) {
+            out << ".";
+        } else {
+            out << ", and points fall linearly to none at " << fixed(previous_vs_reference - rubric.partial_margin, 3)
+                << "x (the previous stage's ratio less " << fixed(rubric.partial_margin, 2) << ").";
+        }
+        if (j.t.count("fixed")) {
+            const Timing& f = j.t.at("fixed");
             out << "\nEach time is a request's time less the protocol's fixed cost per request (" << fixed(f.median * 1000, 1)
                 << " us, " << fixed(f.min * 1000, 1) << " - " << fixed(f.max * 1000, 1)
                 << " over the rounds, measured on the instructor's workers alone), divided by the request's reductions.";
         }
         if (!sub.verified) {
             out << "\nA timed run gave a wrong sum: no points.";
-            for (const std::string& f : lines_starting(r.output, "PERF_FAILURE submission ")) out << " " << f;
+            for (const std::string& f : lines_starting(j.run.output, "PERF_FAILURE submission ")) out << " " << f;
         }
         if (floor_broken) out << "\nA timed request was faster than the GPU's memory can read its inputs: not credible, no points (" << floor.back() << ").";
-        add(stage, title, Rubric::kPerformance, passed, out.str(), {"performance"});
-        ratios.push_back({stage, vs_reference, vs_previous, prev.median / ref.median});
+        add_points(stage, title, points, earned, out.str(), {"performance"});
+        ratios.push_back({stage, vs_reference, vs_previous, previous_vs_reference});
     }
     struct Ratio {
         int stage;
@@ -583,19 +641,21 @@ struct Grader {
             return;
         }
         const bool correct = correctness(stage, worker);  // the public cases
-        // The parts after correctness, each skipped with the reason once the budget is spent.
+        // With the gate off (rubric.txt) the parts after correctness run whatever the public
+        // cases gave; each is skipped with the reason once the budget is spent.
+        const bool gate_open = correct || !rubric.gate_on_public_cases;
         auto part = [&](const std::string& name, double points, const char* tag, auto&& run) {
-            if (correct && out_of_time()) {
+            if (gate_open && out_of_time()) {
                 add(stage, name, points, false, out_of_time_text(), {tag});
             } else {
                 run();
             }
         };
-        part("racecheck", Rubric::kRacecheck, "sanitizer",
-             [&] { sanitizer_test(stage, "racecheck", Rubric::kRacecheck, correct, worker); });
-        part("memcheck", Rubric::kMemcheck, "sanitizer",
-             [&] { sanitizer_test(stage, "memcheck", Rubric::kMemcheck, correct, worker); });
-        part("performance", Rubric::kPerformance, "performance", [&] { performance(stage, correct, worker); });
+        part("racecheck", rubric.racecheck, "sanitizer",
+             [&] { sanitizer_test(stage, "racecheck", rubric.racecheck, gate_open, worker); });
+        part("memcheck", rubric.memcheck, "sanitizer",
+             [&] { sanitizer_test(stage, "memcheck", rubric.memcheck, gate_open, worker); });
+        part("performance", rubric.performance, "performance", [&] { performance(stage, gate_open, worker); });
     }
 
     // Every stage's lines at zero, for one reason (a refusal, a failed build, no GPU).
@@ -605,6 +665,44 @@ struct Grader {
             add_zeros(k, why);
         }
     }
+};
+
+// The machine's grading lock: an exclusive flock on a file only its owner may open (so a
+// student's process cannot take it first), waited for up to `wait_seconds`.
+struct MachineLock {
+    int fd = -1;
+    double waited = 0;
+    std::string problem;  // why it could not be taken; "" when held
+    MachineLock(const fs::path& path, int wait_seconds) {
+        fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        struct stat st {};
+        if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid())) {
+            close(fd);  // a file someone else made: not ours to trust
+            fd = -1;
+            problem = path.string() + " belongs to another user; remove it, or give --lock another path";
+            return;
+        }
+        if (fd < 0) {
+            problem = "cannot open the grading lock " + path.string() + ": " + std::strerror(errno);
+            return;
+        }
+        const auto start = std::chrono::steady_clock::now();
+        while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            if (waited >= wait_seconds) {
+                problem = "another grading held " + path.string() + " for " + std::to_string(wait_seconds) + " s";
+                close(fd);
+                fd = -1;
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        }
+    }
+    ~MachineLock() {
+        if (fd >= 0) close(fd);  // closing releases the flock
+    }
+    MachineLock(const MachineLock&) = delete;
+    MachineLock& operator=(const MachineLock&) = delete;
 };
 
 std::string find_sanitizer(const std::string& given) {
@@ -621,20 +719,34 @@ SourcePolicy source_policy_of(const fs::path& autograder) {
     return read_source_policy(read_file(autograder / "source_policy.txt"));
 }
 
-// The source check of every submitted file; "" when all may be built.
-std::string source_problems(const fs::path& autograder, const SourcePolicy& policy,
-                            const std::map<std::string, std::string>& editable) {
-    std::string problems;
-    for (const auto& [path, text] : editable) {
-        const int stage = stage_of(path);
-        for (const std::string& p : check_source(path, text, stage, local_headers(autograder / "student_tree", stage), policy)) {
-            problems += p + "\n";
-        }
-    }
-    return problems;
-}
-
 }  // namespace
+
+std::map<int, std::string> refuse_stages(const fs::path& autograder, const SourcePolicy& policy,
+                                         std::map<std::string, std::string>& editable) {
+    std::map<int, std::string> refused;
+    const auto entries = parse_manifest(read_file(autograder / "manifest.txt"));
+    for (const ManifestEntry& e : entries) {
+        if (e.role != "editable") continue;
+        const int stage = stage_of(e.path);
+        const auto submitted = editable.find(e.path);
+        if (submitted == editable.end()) {
+            refused[stage] = "not submitted: the submission has no " + e.path + " (upload the tree or a zip of it, with its "
+                             "reduceN/ folders). Score 0 for " + stage_name(stage) + ".";
+        } else {
+            std::string problems;
+            for (const std::string& p : check_source(e.path, submitted->second, stage,
+                                                     local_headers(autograder / "student_tree", stage), policy)) {
+                problems += p + "\n";
+            }
+            if (problems.empty()) continue;
+            refused[stage] = "refused by the source check (what a kernel.cu may contain: the handout and "
+                             "source_policy.txt). Score 0 for " + stage_name(stage) + ":\n" + problems;
+        }
+        // The handed-out stub builds in its place, so that the other stages can be graded.
+        editable[e.path] = read_file(autograder / "student_tree" / e.path);
+    }
+    return refused;
+}
 
 // The folder the submission's tree starts in: the submission itself, or the one folder a
 // zip of the tree unpacked into (`my-reduce/reduce3/kernel.cu`).
@@ -684,13 +796,17 @@ std::string check_submission(const fs::path& autograder, const fs::path& uploade
         fs::is_regular_file(submission / "kernel.cu")) {
         editable[editable_paths[0]] = read_file(submission / "kernel.cu");
     }
-    for (const std::string& p : editable_paths) {
-        if (!editable.count(p)) {
-            return "refused: the submission has no " + p + " (upload the file itself, or the tree or a zip of it). Score 0.";
-        }
+    // A stage that is missing costs only itself (refuse_stages); nothing at all is a refusal.
+    if (editable.empty()) {
+        std::string expected;
+        for (const std::string& p : editable_paths) expected += (expected.empty() ? "" : ", ") + p;
+        return "refused: the submission has no " + expected + " (upload " +
+               (editable_paths.size() == 1 ? "the file itself, or " : "") + "the tree or a zip of it). Score 0.";
     }
     return "";
 }
+
+const char* const kDefaultLock = "/run/lock/classroom-grading.lock";
 
 std::string prepare(const GradeOptions& options) {
     Grader g(options, parse_assignment(trimmed(read_file(options.autograder / "assignment.txt"))));
@@ -711,10 +827,29 @@ Graded grade(const GradeOptions& options) {
         std::random_device device;
         g.seed = (std::uint64_t(device()) << 32 | device()) % 1000000000000ULL + 1;
     }
-    become_subreaper();  // nothing a step starts outlives it (kill_leftovers after each)
-    kill_leftovers(options.run_as);  // nor anything of an earlier grading's
     std::ostringstream header;
     header << "Assignment " << g.assignment.name() << ", graded " << utc_now() << ", seed " << g.seed << ".";
+    // One grading at a time on this machine, before anything of the student's user is
+    // started or killed (a second grading's kills would reach the first's processes).
+    // (root's default in /run/lock; another user's in the temporary folder, by uid, so that
+    // a file root made does not stop an instructor's own gradings, nor the reverse.)
+    const fs::path lock_path =
+        !options.lock.empty() ? options.lock
+        : geteuid() == 0 && fs::is_directory("/run/lock")
+            ? fs::path(kDefaultLock)
+            : fs::temp_directory_path() / ("classroom-grading-" + std::to_string(geteuid()) + ".lock");
+    const MachineLock lock(lock_path, options.time_budget > 0 ? options.time_budget / 2 : 3600);
+    if (!lock.problem.empty()) {
+        header << "\nThe grader could not grade: " << lock.problem << ".";
+        g.zero_every_stage("not graded: " + lock.problem);
+        g.results.output = header.str();
+        graded.results = g.results;
+        graded.exit_status = 3;
+        return graded;
+    }
+    if (lock.waited >= 1) header << "\nWaited " << static_cast<int>(lock.waited) << " s for another grading on this machine.";
+    become_subreaper();  // nothing a step starts outlives it (kill_leftovers after each)
+    kill_leftovers(options.run_as);  // nor anything of an earlier grading's
     const bool isolated = !options.run_as.empty() && geteuid() == 0;
     if (isolated) {
         // The grader's folders must be its own: a folder the student's user made or may
@@ -753,21 +888,35 @@ Graded grade(const GradeOptions& options) {
                << " from the handed-out tree; the handed-out " << (ignored.size() == 1 ? "file was" : "files were")
                << " used (only the kernel.cu files are graded).";
     }
-    const SourcePolicy policy = source_policy_of(options.autograder);
-    if (refusal.empty()) {
-        const std::string problems = source_problems(options.autograder, policy, editable);
-        if (!problems.empty()) {
-            refusal = "refused by the source check (what a kernel.cu may contain: the handout and source_policy.txt). "
-                      "Score 0:\n" + problems;
+    // The rubric is the autograder's (the instructor's file), never the submission's.
+    if (fs::exists(options.autograder / "rubric.txt")) {
+        try {
+            g.rubric = read_rubric(read_file(options.autograder / "rubric.txt"), g.assignment);
+        } catch (const std::invalid_argument& e) {
+            header << "\nThe grader could not grade: the autograder's " << e.what();
+            g.zero_every_stage("not graded: the autograder's rubric.txt cannot be read");
+            return finish(3);
         }
     }
-    // A refusal: every stage's lines at zero, for one reason.
+    // A refusal of the whole submission (a link, nothing submitted): every stage at zero.
     auto refuse = [&](const std::string& why) {
         header << "\n" << why;
         g.zero_every_stage(why);
         return finish(1);
     };
     if (!refusal.empty()) return refuse(refusal);
+    // A refusal of one stage costs only that stage: its lines at zero with the reason, the
+    // handed-out stub built in its place, and the other stages graded.
+    const SourcePolicy policy = source_policy_of(options.autograder);
+    std::map<int, std::string> refused = refuse_stages(options.autograder, policy, editable);
+    for (const auto& [stage, why] : refused) header << "\n" << stage_name(stage) << ": " << why;
+    if (refused.size() == g.assignment.stages().size()) {
+        for (int k : g.assignment.stages()) {
+            g.line_number = 0;
+            g.add_zeros(k, refused.at(k));
+        }
+        return finish(1);
+    }
     const std::string unprepared = g.prepare_trusted();
     if (!unprepared.empty()) {
         header << "\nThe grader could not grade: " << unprepared;
@@ -778,32 +927,41 @@ Graded grade(const GradeOptions& options) {
     // Configure, the compiled check (nothing built or run yet), then the build.
     std::string build_log;
     bool built = g.configure_submission(build_log);
-    bool not_compiled = false;
     if (built && policy.enabled) {
-        bool infrastructure = false;
-        const std::string problems = g.compiled_problems(policy, infrastructure, not_compiled);
-        if (infrastructure) {
-            header << "\nThe grader could not grade: " << problems;
-            g.zero_every_stage("not graded: " + problems);
+        std::string infrastructure;
+        const std::map<int, std::string> problems = g.compiled_problems(policy, refused, infrastructure);
+        if (!infrastructure.empty()) {
+            header << "\nThe grader could not grade: " << infrastructure;
+            g.zero_every_stage("not graded: " + infrastructure);
             return finish(3);
         }
-        if (!problems.empty()) {
-            return refuse("refused by the compiled check (what the compiler read from kernel.cu and what the object "
-                          "calls: the handout and source_policy.txt). Score 0:\n" + problems);
+        for (const auto& [stage, why] : problems) {
+            header << "\n" << stage_name(stage) << ": " << why;
+            refused[stage] = why;
+            const std::string path = stage_name(stage) + "/kernel.cu";
+            editable[path] = read_file(options.autograder / "student_tree" / path);
         }
+        if (!problems.empty()) g.sync_files(options.autograder / "student_tree", g.tree, editable);
+    }
+    if (refused.size() == g.assignment.stages().size()) {
+        for (int k : g.assignment.stages()) {
+            g.line_number = 0;
+            g.add_zeros(k, refused.at(k));
+        }
+        return finish(1);
     }
     if (built) built = g.build_submission(build_log);
-    if (built && not_compiled) {
-        return refuse("refused: kernel.cu did not compile for the compiled check, then compiled for the build "
-                      "(a file that compiles differently from one run to the next). Score 0.");
-    }
     for (int k : g.assignment.stages()) {
         g.line_number = 0;
+        const std::string what = refused.count(k) ? "built the handed-out stub in its place (refused)" : "built";
         g.results.tests.push_back(TestResult{std::to_string(k) + ".0", stage_name(k) + ": build", 0, 0, built,
-                                             built ? "built" : build_log, "visible", {stage_name(k), "build"}});
+                                             built ? what : build_log, "visible", {stage_name(k), "build"}});
     }
     if (!built) {
-        g.zero_every_stage("not run: the build failed");
+        for (int k : g.assignment.stages()) {
+            g.line_number = 0;
+            g.add_zeros(k, refused.count(k) ? refused.at(k) : "not run: the build failed");
+        }
         header << "\nThe build failed: see the build test's output for the compiler's errors.";
         return finish(1);
     }
@@ -815,7 +973,14 @@ Graded grade(const GradeOptions& options) {
         g.zero_every_stage("not graded: no usable GPU: " + gpu);
         return finish(3);
     }
-    for (int k : g.assignment.stages()) g.grade_stage(k);
+    for (int k : g.assignment.stages()) {
+        if (refused.count(k)) {
+            g.line_number = 0;
+            g.add_zeros(k, refused.at(k));
+        } else {
+            g.grade_stage(k);
+        }
+    }
     std::string ratios;
     for (const auto& r : g.ratios) {
         ratios += std::string(ratios.empty() ? "" : ", ") + json_escape(stage_name(r.stage)) + ": {\"vs_reference\": " +

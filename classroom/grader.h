@@ -50,7 +50,13 @@ struct GradeOptions {
     fs::path trusted;       // the judge and the reference workers (empty: <work>/trusted)
     std::string run_as;     // as root: the user the student's build and workers run as
     int time_budget = 0;    // seconds for the whole grading, results included (0: none)
+    // Held for the whole grading, so that two gradings on one machine never share its GPU
+    // (nor kill each other's processes of the student's user). Empty: kDefaultLock as root,
+    // else the temporary folder's classroom-grading-<uid>.lock.
+    // Gradings in separate containers on one GPU need a path on a folder they share.
+    fs::path lock;
 };
+extern const char* const kDefaultLock;  // /run/lock/classroom-grading.lock
 
 struct Graded {
     GradeResults results;
@@ -69,5 +75,13 @@ std::string prepare(const GradeOptions& options);
 // file that differs from the handed-out one is never used; its path goes to `ignored`.
 std::string check_submission(const fs::path& autograder, const fs::path& submission,
                              std::map<std::string, std::string>& editable, std::vector<std::string>* ignored = nullptr);
+
+// The stages refused before anything is built: each editable file the submission lacks or
+// the source check refuses (stage -> the reason). The handed-out stub takes each refused
+// file's place in `editable`, so that the other stages build and are graded: a refusal
+// costs only its own stage.
+struct SourcePolicy;
+std::map<int, std::string> refuse_stages(const fs::path& autograder, const SourcePolicy& policy,
+                                         std::map<std::string, std::string>& editable);
 
 }  // namespace classroom

@@ -31,20 +31,24 @@ using namespace classroom;
 
 const char* kUsage =
     "usage:\n"
-    "  classroom generate ASSIGNMENT --out DIR [--repo DIR]\n"
+    "  classroom generate ASSIGNMENT --out DIR [--repo DIR] [--rubric FILE]\n"
     "      ASSIGNMENT is a stage (reduce4) or a run of stages (reduce1..reduce4). Writes DIR/student (the tree to\n"
     "      hand out), DIR/autograder and DIR/autograder.zip (for Gradescope); never hand out the autograder.\n"
+    "      The rubric (points, thresholds, gating, partial credit) is DIR/autograder/rubric.txt: the defaults, or\n"
+    "      --rubric FILE (the same format), which the handouts' tables show too.\n"
     "  classroom grade --autograder DIR --submission DIR [--work DIR] [--results FILE] [--report FILE]\n"
     "                  [--seed S] [--jobs J] [--build-timeout SECONDS] [--test-timeout SECONDS] [--sanitizer PATH]\n"
-    "                  [--trusted DIR] [--run-as USER] [--time-budget SECONDS]\n"
+    "                  [--trusted DIR] [--run-as USER] [--time-budget SECONDS] [--lock FILE]\n"
     "      Grades a student tree, or a folder holding the edited reduceN/kernel.cu files, on this machine's GPU.\n"
     "      As root, --run-as USER builds and runs the submission as USER, apart from the grader.\n"
+    "      One grading at a time per machine: each holds --lock FILE (default /run/lock/classroom-grading.lock).\n"
     "      Exit status: 0 full marks, 1 points lost, 2 usage error, 3 the grader could not grade.\n"
     "  classroom prepare --autograder DIR [--trusted DIR] [--jobs J]\n"
     "      Builds the grader's own programs (the judge, the reference workers) from the autograder alone;\n"
     "      Gradescope's setup.sh runs it, then removes their sources.\n"
-    "  classroom check [--repo DIR]\n"
-    "      Checks the solution markers of every stage and that no assignment's tree leaks a solution line.\n";
+    "  classroom check [--repo DIR] [--write-handouts yes]\n"
+    "      Checks the solution markers of every stage, that no assignment's tree leaks a solution line, and that\n"
+    "      every handout's rubric table is the default rubric's (--write-handouts yes rewrites them).\n";
 
 struct Usage : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -83,8 +87,22 @@ int number(const Args& args, const std::string& name, int fallback) {
     throw Usage(name + " takes a positive whole number, not '" + it->second + "'");
 }
 
-int check(const fs::path& repo) {
+int check(const fs::path& repo, bool write_handouts) {
     int problems = 0;
+    // Each handout's rubric block is written from the default rubric (never by hand).
+    for (int stage = 1; stage <= 7; ++stage) {
+        const fs::path handout = repo / "assignments" / (stage_name(stage) + ".md");
+        const std::string text = read_file(handout);
+        const std::string expected = handout_with_rubric(text, default_rubric(Assignment{stage, stage}), stage);
+        if (text == expected) continue;
+        if (write_handouts) {
+            write_file(handout, expected);
+            std::cout << handout.string() << ": rubric block rewritten\n";
+        } else {
+            std::cout << handout.string() << ": the rubric block differs from the rubric (classroom check --write-handouts)\n";
+            ++problems;
+        }
+    }
     for (int stage = 0; stage <= 7; ++stage) {
         const fs::path kernel = repo / stage_name(stage) / "kernel.cu";
         const MarkedFile file = parse_markers(read_file(kernel), kernel.string());
@@ -113,16 +131,26 @@ int main(int argc, char** argv) {
     const std::string command = argc > 1 ? argv[1] : "";
     try {
         if (command == "generate") {
-            const Args args = parse(argc, argv, {"--out", "--repo"});
+            const Args args = parse(argc, argv, {"--out", "--repo", "--rubric"});
             if (args.positional.size() != 1 || !args.named.count("--out")) throw Usage("generate needs ASSIGNMENT and --out DIR");
             const Assignment a = parse_assignment(args.positional[0]);
             const fs::path repo = args.named.count("--repo") ? args.named.at("--repo") : CLASSROOM_REPOSITORY;
-            std::cout << generate(repo, a, args.named.at("--out")) << "\n";
+            GradingRubric rubric = default_rubric(a);
+            if (args.named.count("--rubric")) {
+                const fs::path file = args.named.at("--rubric");
+                if (!fs::is_regular_file(file)) throw Usage("--rubric: no file " + file.string());
+                try {
+                    rubric = read_rubric(read_file(file), a);
+                } catch (const std::invalid_argument& e) {
+                    throw Usage(std::string("--rubric: ") + e.what());
+                }
+            }
+            std::cout << generate(repo, a, args.named.at("--out"), rubric) << "\n";
             return 0;
         }
         if (command == "grade") {
             const Args args = parse(argc, argv, {"--autograder", "--submission", "--work", "--results", "--report", "--seed",
-                                                 "--jobs", "--build-timeout", "--test-timeout", "--sanitizer",
+                                                 "--jobs", "--build-timeout", "--test-timeout", "--sanitizer", "--lock",
                                                  "--trusted", "--run-as", "--time-budget"});
             if (!args.positional.empty() || !args.named.count("--autograder") || !args.named.count("--submission")) {
                 throw Usage("grade needs --autograder DIR and --submission DIR");
@@ -139,6 +167,7 @@ int main(int argc, char** argv) {
             if (args.named.count("--results")) options.results = args.named.at("--results");
             if (args.named.count("--report")) options.report = args.named.at("--report");
             if (args.named.count("--sanitizer")) options.sanitizer = args.named.at("--sanitizer");
+            if (args.named.count("--lock")) options.lock = args.named.at("--lock");
             if (args.named.count("--seed")) {
                 try {
                     options.seed = std::stoull(args.named.at("--seed"));
@@ -184,8 +213,11 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (command == "check") {
-            const Args args = parse(argc, argv, {"--repo"});
-            return check(args.named.count("--repo") ? fs::path(args.named.at("--repo")) : fs::path(CLASSROOM_REPOSITORY));
+            const Args args = parse(argc, argv, {"--repo", "--write-handouts"});
+            const auto write = args.named.find("--write-handouts");
+            if (write != args.named.end() && write->second != "yes") throw Usage("--write-handouts takes yes");
+            return check(args.named.count("--repo") ? fs::path(args.named.at("--repo")) : fs::path(CLASSROOM_REPOSITORY),
+                         write != args.named.end());
         }
         if (command == "--help" || command == "-h" || command == "help") {
             std::cout << kUsage;

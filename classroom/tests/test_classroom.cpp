@@ -2,8 +2,13 @@
 // check (and that it catches a planted line), the tamper check, results.json.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <regex>
 #include <set>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "assignment.h"
 #include "generator.h"
@@ -13,6 +18,7 @@
 #include "leaks.h"
 #include "markers.h"
 #include "sha256.h"
+#include "source_check.h"
 
 namespace {
 
@@ -269,7 +275,8 @@ TEST(Grading, ARefusedSubmissionGetsEveryLineAtZeroWithTheReason) {
     for (int stage : {3, 4}) {
         const std::string kernel = read_file(out / "student" / stage_name(stage) / "kernel.cu");
         write_file(submission / stage_name(stage) / "kernel.cu",
-                   kernel + (stage == 4 ? "\nstatic const int quit_early = (std::_Exit(0), 0);\n" : ""));
+                   kernel + (stage == 4 ? "\nstatic const int quit_early = (std::_Exit(0), 0);\n"
+                                        : "\n#include <cstdlib>\nstatic const int n = std::atoi(\"1\");\n"));
     }
     GradeOptions options;
     options.autograder = out / "autograder";
@@ -293,6 +300,118 @@ TEST(Grading, ARefusedSubmissionGetsEveryLineAtZeroWithTheReason) {
     fs::create_symlink(out / "autograder/solution/reduce4/kernel.cu", submission / "reduce4/kernel.cu");
     std::map<std::string, std::string> editable;
     EXPECT_NE(check_submission(out / "autograder", submission, editable).find("symbolic link"), std::string::npos);
+}
+
+// A refusal costs only its own stage: the refused file (or a missing one) is replaced by the
+// handed-out stub, so that the other stages build and are graded.
+TEST(Grading, ARefusalCostsOnlyItsStage) {
+    const fs::path out = scratch("refused-one");
+    generate(kRepo, Assignment{3, 5}, out);
+    const std::string stub4 = read_file(out / "student/reduce4/kernel.cu");
+    std::map<std::string, std::string> editable = {
+        {"reduce3/kernel.cu", read_file(out / "student/reduce3/kernel.cu") + "// my reduce3\n"},
+        {"reduce4/kernel.cu", stub4 + "\nstatic const int quit_early = (std::_Exit(0), 0);\n"},
+    };  // reduce5 not submitted
+    const auto refused = refuse_stages(out / "autograder", default_source_policy(), editable);
+    ASSERT_EQ(refused.size(), 2u);
+    EXPECT_NE(refused.at(4).find("refused by the source check"), std::string::npos) << refused.at(4);
+    EXPECT_NE(refused.at(4).find("Score 0 for reduce4"), std::string::npos) << refused.at(4);
+    EXPECT_NE(refused.at(5).find("not submitted"), std::string::npos) << refused.at(5);
+    EXPECT_EQ(editable.at("reduce4/kernel.cu"), stub4) << "the stub builds in the refused file's place";
+    EXPECT_EQ(editable.at("reduce5/kernel.cu"), read_file(out / "student/reduce5/kernel.cu"));
+    EXPECT_NE(editable.at("reduce3/kernel.cu").find("// my reduce3"), std::string::npos) << "the rest is graded as it is";
+    // Nothing at all submitted is the whole submission's refusal.
+    std::map<std::string, std::string> none;
+    EXPECT_NE(check_submission(out / "autograder", scratch("refused-one-empty"), none).find("has no reduce3/kernel.cu, "),
+              std::string::npos);
+}
+
+// Two gradings never share the machine: the second waits for the lock, and past half its
+// time budget it could not grade (exit 3), saying why.
+TEST(Grading, WaitsForTheMachineLock) {
+    const fs::path out = scratch("lock");
+    generate(kRepo, Assignment{4, 4}, out);
+    const fs::path lock = out / "grading.lock";
+    const int held = open(lock.c_str(), O_RDWR | O_CREAT, 0600);
+    ASSERT_GE(held, 0);
+    ASSERT_EQ(flock(held, LOCK_EX), 0);
+    GradeOptions options;
+    options.autograder = out / "autograder";
+    options.submission = out / "student";
+    options.work = out / "work";
+    options.lock = lock;
+    options.time_budget = 4;
+    const auto start = std::chrono::steady_clock::now();
+    const Graded graded = grade(options);
+    EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
+    EXPECT_EQ(graded.exit_status, 3);
+    EXPECT_NE(graded.results.output.find("another grading held"), std::string::npos) << graded.results.output;
+    EXPECT_FALSE(fs::exists(options.work / "build")) << "nothing is built while another grading holds the machine";
+    close(held);
+}
+
+// The rubric: its file, its arithmetic, and the handouts that show it.
+TEST(Rubric, TheFileRoundTripsAndRefusesBadLinesByNumber) {
+    const Assignment a{3, 5};
+    const GradingRubric defaults = default_rubric(a);
+    EXPECT_EQ(defaults.stage_total(), Rubric::kTotal);
+    const GradingRubric again = read_rubric(rubric_file(defaults, a), a);
+    EXPECT_EQ(rubric_file(again, a), rubric_file(defaults, a));
+    for (int k : a.stages()) EXPECT_EQ(again.threshold(k), grading_of(k).max_time_ratio);
+
+    const GradingRubric edited = read_rubric("points performance 40\r\nfull-points-at reduce4 1.2\ngate off\n"
+                                             "partial-credit off\nremeasure 0\n# a comment\n\n", a);
+    EXPECT_EQ(edited.performance, 40);
+    EXPECT_EQ(edited.stage_total(), Rubric::kTotal - Rubric::kPerformance + 40);
+    EXPECT_EQ(edited.threshold(4), 1.2);
+    EXPECT_EQ(edited.threshold(5), grading_of(5).max_time_ratio) << "a stage not named keeps its default";
+    EXPECT_FALSE(edited.gate_on_public_cases);
+    EXPECT_LT(edited.partial_margin, 0);
+    EXPECT_EQ(edited.remeasure_band, 0);
+
+    for (const char* bad : {"points speed 10", "points performance -1", "points performance ten", "gate maybe",
+                            "full-points-at reduce7 1.1", "full-points-at reduce4 0.9", "full-points-at reduce4",
+                            "partial-credit", "remeasure -0.1", "bonus 5", "points performance 1e999"}) {
+        try {
+            read_rubric("# first line\n" + std::string(bad) + "\n", a);
+            ADD_FAILURE() << "accepted: " << bad;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find("rubric.txt line 2: "), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(Rubric, PerformancePointsFallFromTheThresholdToThePreviousStageLessTheMargin) {
+    GradingRubric r = default_rubric(Assignment{4, 4});  // T = 1.10, 25 points, margin 0.05
+    const double previous = 1.27;                        // the previous stage's ratio in this grading
+    EXPECT_EQ(r.performance_points(4, 0.95, previous), 25);
+    EXPECT_EQ(r.performance_points(4, 1.10, previous), 25);
+    EXPECT_EQ(r.performance_points(4, 1.16, previous), 12.5);  // halfway from 1.10 to 1.22
+    EXPECT_EQ(r.performance_points(4, 1.22, previous), 0);
+    // The previous stage's own code, measured up to 0.031 below its ratio (judge_timing.csv), earns none.
+    EXPECT_EQ(r.performance_points(4, previous - 0.031, previous), 0);
+    // Where the previous stage is within the margin of T there is no partial range: all or nothing.
+    EXPECT_EQ(r.performance_points(4, 1.11, 1.14), 0);
+    r.partial_margin = -1;
+    EXPECT_EQ(r.performance_points(4, 1.11, previous), 0);
+    EXPECT_EQ(r.performance_points(4, 1.09, previous), 25);
+}
+
+TEST(Rubric, EveryHandoutShowsTheDefaultRubricAndGenerateWritesTheGivenOne) {
+    for (int k = 1; k <= 7; ++k) {
+        const std::string handout = read_file(kRepo / "assignments" / (stage_name(k) + ".md"));
+        EXPECT_EQ(handout, handout_with_rubric(handout, default_rubric(Assignment{k, k}), k))
+            << stage_name(k) << ".md: run `classroom check --write-handouts yes`";
+    }
+    const fs::path out = scratch("rubric");
+    const Assignment a{4, 4};
+    GradingRubric mine = read_rubric("full-points-at reduce4 1.15\npoints performance 30\n", a);
+    generate(kRepo, a, out, mine);
+    EXPECT_EQ(rubric_file(read_rubric(read_file(out / "autograder/rubric.txt"), a), a), rubric_file(mine, a));
+    const std::string handout = read_file(out / "student/assignments/reduce4.md");
+    EXPECT_NE(handout.find("| performance, once the public cases pass | 30 | median time at most 1.15 times"), std::string::npos);
+    EXPECT_NE(handout.find("| **total** | **105** |"), std::string::npos);
+    EXPECT_THROW(handout_with_rubric("# no block\n", mine, 4), std::runtime_error);
 }
 
 void expect_gradescope_results(const Json& r, const GradeResults& results) {

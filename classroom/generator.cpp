@@ -298,11 +298,43 @@ std::string handout_with_rubric(const std::string& handout, const GradingRubric&
     return handout.substr(0, body) + "\n" + rubric_table(rubric, stage) + handout.substr(end);
 }
 
-std::string generate(const fs::path& repo, const Assignment& a, const fs::path& out) {
-    return generate(repo, a, out, default_rubric(a));
+std::string settings_text(const AutograderSettings& settings) {
+    return "# The settings chosen at classroom generate; setup.sh and run_autograder source this file.\n"
+           "# After an edit, rebuild the zip: classroom pack AUTOGRADER_DIR (docs/classroom.md, \"Gradescope\").\n"
+           "#\n"
+           "# Seconds for one submission's grading, results included. Keep it below the assignment's time\n"
+           "# limit on Gradescope (10 minutes unless changed), so that even a slow submission gets its\n"
+           "# results.json. The environment's CLASSROOM_TIME_BUDGET overrides it.\n"
+           "time_budget_seconds=" + std::to_string(settings.time_budget_seconds) + "\n"
+           "# The GPU architectures to build for (CMake's CUDA_ARCHITECTURES: 90 for an H100), for an\n"
+           "# image built without a GPU. Empty: the GPU nvidia-smi sees, else a list of common GPUs.\n"
+           "cuda_architectures=\"" + settings.cuda_architectures + "\"\n";
 }
 
-std::string generate(const fs::path& repo, const Assignment& a, const fs::path& out, const GradingRubric& rubric) {
+// Gradescope wants a zip with setup.sh and run_autograder at its root.
+void pack_autograder(const fs::path& autograder, const fs::path& zip) {
+    for (const char* script : {"setup.sh", "run_autograder"}) {
+        if (!fs::is_regular_file(autograder / script)) {
+            throw std::invalid_argument(autograder.string() + " is not an autograder folder (no " + script + ")");
+        }
+    }
+    std::vector<std::string> tar = {CLASSROOM_CMAKE_COMMAND, "-E", "tar", "cf", fs::absolute(zip).string(), "--format=zip"};
+    for (const char* top : {"setup.sh", "run_autograder", "requirements.sh", "settings.sh", "manifest.txt",
+                            "assignment.txt", "source_policy.txt", "rubric.txt", "student_tree", "solution", "grading", "judge", "tool"}) {
+        if (!fs::exists(autograder / top)) {
+            throw std::invalid_argument(autograder.string() + " has no " + top +
+                                        ": it is not a whole autograder of this kit (classroom generate writes one)");
+        }
+        tar.push_back(top);
+    }
+    fs::remove(zip);
+    fs::create_directories(fs::absolute(zip).parent_path());
+    const ProcessResult zipped = run_process(tar, autograder.string(), 300);
+    if (zipped.exit_code != 0) throw std::runtime_error("cmake -E tar could not write " + zip.string() + ": " + zipped.output);
+}
+
+std::string generate(const fs::path& repo, const Assignment& a, const fs::path& out, const AutograderSettings& settings) {
+    const GradingRubric rubric = settings.rubric ? *settings.rubric : default_rubric(a);
     Tree student = make_student_tree(repo, a);
     // The handouts show the rubric this autograder grades by.
     for (int k : a.stages()) {
@@ -341,20 +373,12 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     grader["tool/CMakeLists.txt"] = TreeFile{read_file(repo / "classroom/gradescope/tool.cmake"), false};
     grader["setup.sh"] = TreeFile{read_file(repo / "classroom/gradescope/setup.sh"), true};
     grader["run_autograder"] = TreeFile{read_file(repo / "classroom/gradescope/run_autograder"), true};
+    grader["requirements.sh"] = TreeFile{read_file(repo / "classroom/gradescope/requirements.sh"), false};
+    grader["settings.sh"] = TreeFile{settings_text(settings), false};
     grader["manifest.txt"] = TreeFile{manifest_text(student, a), false};
     grader["assignment.txt"] = TreeFile{a.name() + "\n", false};
     write_tree(grader, out / "autograder");
-
-    // Gradescope wants a zip with setup.sh and run_autograder at its root.
-    std::vector<std::string> zip = {CLASSROOM_CMAKE_COMMAND, "-E", "tar", "cf", fs::absolute(out / "autograder.zip").string(),
-                                    "--format=zip"};
-    for (const char* top : {"setup.sh", "run_autograder", "manifest.txt", "assignment.txt", "source_policy.txt", "rubric.txt",
-                            "student_tree", "solution", "grading", "judge", "tool"}) {
-        zip.push_back(top);
-    }
-    fs::remove(out / "autograder.zip");
-    const ProcessResult zipped = run_process(zip, (out / "autograder").string(), 300);
-    if (zipped.exit_code != 0) throw std::runtime_error("cmake -E tar could not write autograder.zip: " + zipped.output);
+    pack_autograder(out / "autograder", out / "autograder.zip");
 
     std::ostringstream summary;
     summary << "assignment " << a.name() << ": " << student.size() << " files in " << (out / "student").string()

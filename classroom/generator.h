@@ -9,6 +9,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "assignment.h"
@@ -41,10 +42,29 @@ std::vector<ManifestEntry> parse_manifest(const std::string& text);
 // Writes a tree into `dir` (which is emptied first).
 void write_tree(const Tree& tree, const fs::path& dir);
 
+// What the instructor chooses at generate time, written to the autograder's settings.sh,
+// which setup.sh and run_autograder source (an instructor may edit it, then `classroom pack`).
+struct AutograderSettings {
+    // Seconds for one submission's grading, results included: below Gradescope's default
+    // limit of 10 minutes a submission, so that even a slow submission gets its results.json.
+    int time_budget_seconds = 540;
+    // CMake's CUDA architectures ("90", "80-real;90a"), exported as CUDAARCHS by setup.sh for
+    // an image built without a GPU; empty: the build asks nvidia-smi for the GPU.
+    std::string cuda_architectures;
+    // The rubric (autograder/rubric.txt and the handouts' tables); empty: the defaults.
+    std::optional<GradingRubric> rubric;
+};
+std::string settings_text(const AutograderSettings& settings);
+
 // Writes <out>/student, <out>/autograder and <out>/autograder.zip; returns a summary. The
 // rubric goes into the autograder (rubric.txt) and into the handouts' tables.
-std::string generate(const fs::path& repo, const Assignment& assignment, const fs::path& out);
-std::string generate(const fs::path& repo, const Assignment& assignment, const fs::path& out, const GradingRubric& rubric);
+std::string generate(const fs::path& repo, const Assignment& assignment, const fs::path& out,
+                     const AutograderSettings& settings = {});
+
+// Writes the zip Gradescope takes (setup.sh and run_autograder at its root) from an
+// autograder folder: what generate does last, and `classroom pack` after an edit. Throws
+// std::invalid_argument, one line, for a folder that is not a whole autograder.
+void pack_autograder(const fs::path& autograder, const fs::path& zip);
 
 // A handout (assignments/reduceN.md) with its rubric block, between the lines
 // kRubricBegin and kRubricEnd, written from `rubric`; throws if it has no such block.

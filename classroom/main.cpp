@@ -2,6 +2,7 @@
 //
 //   classroom generate reduce4 --out handout/reduce4        # student tree + autograder
 //   classroom generate reduce1..reduce4 --out handout/r1-4  # a run of stages
+//   classroom pack handout/reduce4/autograder               # the zip again, after an edit
 //   classroom grade --autograder handout/reduce4/autograder --submission path/to/student/tree
 //   classroom check                                         # markers and leaks, every assignment
 #include <cstdio>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -31,11 +33,15 @@ using namespace classroom;
 
 const char* kUsage =
     "usage:\n"
-    "  classroom generate ASSIGNMENT --out DIR [--repo DIR] [--rubric FILE]\n"
+    "  classroom generate ASSIGNMENT --out DIR [--repo DIR] [--time-budget SECONDS] [--cuda-archs LIST] [--rubric FILE]\n"
     "      ASSIGNMENT is a stage (reduce4) or a run of stages (reduce1..reduce4). Writes DIR/student (the tree to\n"
     "      hand out), DIR/autograder and DIR/autograder.zip (for Gradescope); never hand out the autograder.\n"
-    "      The rubric (points, thresholds, gating, partial credit) is DIR/autograder/rubric.txt: the defaults, or\n"
-    "      --rubric FILE (the same format), which the handouts' tables show too.\n"
+    "      Its settings.sh holds Gradescope's time budget a submission (default 540 s, below Gradescope's\n"
+    "      10 minutes) and the CUDA architectures to build for (90, or a list such as 80-real;90a; default\n"
+    "      none: the GPU the image is built on). The rubric (points, thresholds, gating, partial credit) is\n"
+    "      DIR/autograder/rubric.txt: the defaults, or --rubric FILE (the same format); the handouts' tables show it.\n"
+    "  classroom pack AUTOGRADER_DIR [--out ZIP]\n"
+    "      Writes the zip for Gradescope again from an edited autograder folder (default AUTOGRADER_DIR/../autograder.zip).\n"
     "  classroom grade --autograder DIR --submission DIR [--work DIR] [--results FILE] [--report FILE]\n"
     "                  [--seed S] [--jobs J] [--build-timeout SECONDS] [--test-timeout SECONDS] [--sanitizer PATH]\n"
     "                  [--trusted DIR] [--run-as USER] [--time-budget SECONDS] [--lock FILE]\n"
@@ -79,12 +85,21 @@ Args parse(int argc, char** argv, const std::vector<std::string>& options) {
 int number(const Args& args, const std::string& name, int fallback) {
     const auto it = args.named.find(name);
     if (it == args.named.end()) return fallback;
-    try {
-        const int value = std::stoi(it->second);
-        if (value > 0) return value;
-    } catch (const std::exception&) {
-    }
+    // Digits only, and few enough for an int: std::stoi alone would take "10s" as 10.
+    static const std::regex whole_number("0*[1-9][0-9]{0,8}");
+    if (std::regex_match(it->second, whole_number)) return std::stoi(it->second);
     throw Usage(name + " takes a positive whole number, not '" + it->second + "'");
+}
+
+// --cuda-archs "90,80-real" or "90;80-real": CMake's list "90;80-real" ("" when not given).
+std::string cuda_architectures(const Args& args) {
+    const auto it = args.named.find("--cuda-archs");
+    if (it == args.named.end()) return "";
+    static const std::regex list(R"(([0-9]+[af]?(-real|-virtual)?)([;,][0-9]+[af]?(-real|-virtual)?)*)");
+    if (!std::regex_match(it->second, list)) {
+        throw Usage("--cuda-archs takes GPU architectures separated by ';' or ',' (90, 90a, 80-real), not '" + it->second + "'");
+    }
+    return std::regex_replace(it->second, std::regex(","), ";");
 }
 
 int check(const fs::path& repo, bool write_handouts) {
@@ -131,21 +146,34 @@ int main(int argc, char** argv) {
     const std::string command = argc > 1 ? argv[1] : "";
     try {
         if (command == "generate") {
-            const Args args = parse(argc, argv, {"--out", "--repo", "--rubric"});
+            const Args args = parse(argc, argv, {"--out", "--repo", "--time-budget", "--cuda-archs", "--rubric"});
             if (args.positional.size() != 1 || !args.named.count("--out")) throw Usage("generate needs ASSIGNMENT and --out DIR");
             const Assignment a = parse_assignment(args.positional[0]);
             const fs::path repo = args.named.count("--repo") ? args.named.at("--repo") : CLASSROOM_REPOSITORY;
-            GradingRubric rubric = default_rubric(a);
+            AutograderSettings settings;
+            settings.time_budget_seconds = number(args, "--time-budget", settings.time_budget_seconds);
+            settings.cuda_architectures = cuda_architectures(args);
             if (args.named.count("--rubric")) {
                 const fs::path file = args.named.at("--rubric");
                 if (!fs::is_regular_file(file)) throw Usage("--rubric: no file " + file.string());
                 try {
-                    rubric = read_rubric(read_file(file), a);
+                    settings.rubric = read_rubric(read_file(file), a);
                 } catch (const std::invalid_argument& e) {
                     throw Usage(std::string("--rubric: ") + e.what());
                 }
             }
-            std::cout << generate(repo, a, args.named.at("--out"), rubric) << "\n";
+            std::cout << generate(repo, a, args.named.at("--out"), settings) << "\n";
+            return 0;
+        }
+        if (command == "pack") {
+            const Args args = parse(argc, argv, {"--out"});
+            if (args.positional.size() != 1) throw Usage("pack needs AUTOGRADER_DIR");
+            const fs::path autograder = fs::absolute(args.positional[0]);
+            // Next to the autograder folder, where generate wrote it ("dir/" has no name of its own).
+            const fs::path zip = args.named.count("--out") ? fs::absolute(args.named.at("--out"))
+                                                           : (autograder / "..").lexically_normal() / "autograder.zip";
+            pack_autograder(autograder, zip);
+            std::cout << "wrote " << zip.string() << " from " << autograder.string() << "\n";
             return 0;
         }
         if (command == "grade") {

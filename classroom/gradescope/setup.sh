@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, when it builds the autograder's image (as root, in
-# /autograder/source). The image must already have what the course's GPU runner provides:
-# the NVIDIA driver, the CUDA Toolkit (nvcc, compute-sanitizer), CMake 3.24+, a C++17
-# compiler with binutils (nm, objdump: the compiled check) and GoogleTest
-# (docs/classroom.md, "Gradescope").
+# /autograder/source).
+#
+# What the image needs, checked first (requirements.sh, before anything is built): CMake
+# 3.24+ (installed from PyPI with pip when older or missing), GoogleTest (installed with
+# apt-get when missing), the CUDA Toolkit (nvcc, compute-sanitizer), a C++ compiler that
+# takes C++20 (the grader is built as C++17, tool.cmake, but the student tree needs C++20,
+# its CMakeLists.txt's cxx_std_20) and binutils (nm, objdump: the compiled check). What
+# cannot be installed stops this script with one line saying how to get it.
+# The runner must provide the GPU and the host's NVIDIA driver (in a container, the host
+# provides the driver); the image is often built without a GPU, so a missing one is only a
+# warning, and settings.sh's CUDA architectures (classroom generate --cuda-archs) say what
+# to build for (docs/classroom.md, "Gradescope").
 #
 # It builds everything the grader trusts from the autograder alone, then removes what a
 # student's code must never read: the solutions, the hidden cases (judge.cu) and the
 # grader's sources. Submissions are built and run as the unprivileged user below.
 set -euo pipefail
 cd /autograder/source
-command -v nvcc >/dev/null || export PATH="/usr/local/cuda/bin:$PATH"
+source ./settings.sh  # the instructor's settings, from classroom generate
+[[ -z $cuda_architectures ]] || export CUDAARCHS="$cuda_architectures"
+source ./requirements.sh
+check_requirements || exit 1
 student_user=classroom-student
 
 # The grader itself: host C++ only.
@@ -21,8 +32,8 @@ cmake --build /autograder/classroom-build --parallel
 id -u "$student_user" >/dev/null 2>&1 ||
   useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$student_user"
 
-# The judge and the workers of the instructor's solutions. CUDAARCHS names the runner's
-# GPU when the image is built without one.
+# The judge and the workers of the instructor's solutions. CUDAARCHS (settings.sh) names
+# the runner's GPU when the image is built without one.
 /autograder/classroom-build/classroom prepare --autograder /autograder/source --trusted /autograder/trusted
 
 # The handed-out tree, built once now as the student's user, so that grading a submission

@@ -1,10 +1,12 @@
 // The classroom kit on the host: the markers, every assignment's student tree, the leak
-// check (and that it catches a planted line), the tamper check, results.json.
+// check (and that it catches a planted line), the tamper check, results.json, and the
+// Gradescope kit's settings, zip, requirement checks and budget.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -17,6 +19,7 @@
 #include "json.h"
 #include "leaks.h"
 #include "markers.h"
+#include "process.h"
 #include "sha256.h"
 #include "source_check.h"
 
@@ -255,12 +258,167 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
     for (const char* path : {"manifest.txt", "solution/reduce4/kernel.cu", "solution/reduce3/kernel.cu",
                              "grading/worker.cu", "grading/protocol.h", "grading/assignment.cmake", "judge/judge.cu",
                              "judge/CMakeLists.txt", "source_policy.txt", "tool/grader.cpp", "tool/source_check.cpp", "setup.sh",
-                             "run_autograder", "student_tree/reduce4/kernel.cu"}) {
+                             "run_autograder", "requirements.sh", "settings.sh", "rubric.txt", "student_tree/reduce4/kernel.cu"}) {
         EXPECT_TRUE(fs::is_regular_file(out / "autograder" / path)) << path;
     }
     EXPECT_TRUE(fs::is_regular_file(out / "autograder.zip"));
     EXPECT_FALSE(fs::exists(student / "grading"));
     EXPECT_EQ(read_file(out / "autograder/solution/reduce4/kernel.cu").find("// solution ("), std::string::npos);
+}
+
+// The classroom program itself, as an instructor runs it.
+ProcessResult classroom_command(std::vector<std::string> args) {
+    args.insert(args.begin(), CLASSROOM_PROGRAM);
+    return run_process(args, "", 300);
+}
+
+bool is_one_line(const std::string& output) {
+    return !output.empty() && output.find('\n') == output.size() - 1;
+}
+
+// What bash reads from an autograder's settings.sh: "budget|architectures".
+std::string sourced_settings(const fs::path& autograder) {
+    return run_process({"bash", "-c", "source \"$0\" && echo \"$time_budget_seconds|$cuda_architectures\"",
+                        (autograder / "settings.sh").string()},
+                       "", 60)
+        .output;
+}
+
+TEST(Settings, TheAutograderHoldsWhatGenerateWasGivenOrTheDefaults) {
+    const fs::path defaults = scratch("settings-defaults");
+    ASSERT_EQ(classroom_command({"generate", "reduce4", "--out", defaults.string()}).exit_code, 0);
+    EXPECT_EQ(sourced_settings(defaults / "autograder"), "540|\n");
+
+    const fs::path chosen = scratch("settings-chosen");
+    const ProcessResult r = classroom_command(
+        {"generate", "reduce4", "--out", chosen.string(), "--time-budget", "300", "--cuda-archs", "80-real,90a"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(sourced_settings(chosen / "autograder"), "300|80-real;90a\n");  // CMake's list, as CUDAARCHS takes it
+    ASSERT_EQ(classroom_command({"generate", "reduce4", "--out", chosen.string(), "--cuda-archs", "90"}).exit_code, 0);
+    EXPECT_EQ(sourced_settings(chosen / "autograder"), "540|90\n");
+}
+
+TEST(Settings, BadValuesAreRefusedWithOneUsageLine) {
+    const fs::path out = scratch("settings-refused") / "handout";
+    for (const std::vector<std::string>& bad :
+         std::vector<std::vector<std::string>>{{"--time-budget", "0"},       {"--time-budget", "-5"},
+                                               {"--time-budget", "10s"},     {"--time-budget", "1.5"},
+                                               {"--time-budget", "99999999999"}, {"--cuda-archs", "native"},
+                                               {"--cuda-archs", "sm_90"},    {"--cuda-archs", "90,"},
+                                               {"--cuda-archs", "90;;80"},   {"--cuda-archs", ""}}) {
+        const ProcessResult r = classroom_command({"generate", "reduce4", "--out", out.string(), bad[0], bad[1]});
+        EXPECT_EQ(r.exit_code, 2) << bad[0] << " " << bad[1];
+        EXPECT_TRUE(is_one_line(r.output)) << r.output;
+        EXPECT_NE(r.output.find(bad[0]), std::string::npos) << r.output;
+        EXPECT_NE(r.output.find("see classroom --help"), std::string::npos) << r.output;
+        EXPECT_FALSE(fs::exists(out)) << "nothing is written for a refused value";
+    }
+}
+
+std::set<std::string> zip_listing(const fs::path& zip) {
+    const ProcessResult r = run_process({"cmake", "-E", "tar", "tf", zip.string()}, "", 60);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::set<std::string> names;
+    std::istringstream in(r.output);
+    for (std::string line; std::getline(in, line);) names.insert(line);
+    return names;
+}
+
+TEST(Pack, RebuildsGeneratesZipAndPicksUpAnEdit) {
+    const fs::path out = scratch("pack");
+    generate(kRepo, Assignment{4, 4}, out);
+    const std::set<std::string> generated = zip_listing(out / "autograder.zip");
+    EXPECT_TRUE(generated.count("setup.sh") && generated.count("run_autograder") && generated.count("settings.sh") &&
+                generated.count("requirements.sh"));
+
+    // The instructor edits the settings, then packs: by default next to the autograder folder.
+    write_file(out / "autograder/settings.sh",
+               std::regex_replace(read_file(out / "autograder/settings.sh"), std::regex("time_budget_seconds=540"),
+                                  "time_budget_seconds=420"));
+    fs::remove(out / "autograder.zip");
+    const ProcessResult packed = classroom_command({"pack", (out / "autograder/").string()});
+    ASSERT_EQ(packed.exit_code, 0) << packed.output;
+    EXPECT_EQ(zip_listing(out / "autograder.zip"), generated);
+    const fs::path unpacked = scratch("pack-unpacked");
+    ASSERT_EQ(run_process({"cmake", "-E", "tar", "xf", (out / "autograder.zip").string()}, unpacked.string(), 60).exit_code, 0);
+    EXPECT_EQ(sourced_settings(unpacked), "420|\n");
+    EXPECT_EQ(read_file(unpacked / "manifest.txt"), read_file(out / "autograder/manifest.txt"));
+
+    ASSERT_EQ(classroom_command({"pack", (out / "autograder").string(), "--out", (out / "elsewhere/a.zip").string()}).exit_code, 0);
+    EXPECT_EQ(zip_listing(out / "elsewhere/a.zip"), generated);
+
+    // The student tree, or the handout folder above the autograder, is not an autograder.
+    for (const fs::path& wrong : {out / "student", out}) {
+        const ProcessResult refused = classroom_command({"pack", wrong.string()});
+        EXPECT_EQ(refused.exit_code, 2) << wrong;
+        EXPECT_TRUE(is_one_line(refused.output)) << refused.output;
+        EXPECT_NE(refused.output.find("is not an autograder folder (no setup.sh)"), std::string::npos) << refused.output;
+    }
+}
+
+// setup.sh's checks (requirements.sh) run alone, with PATH holding only `tools` (links to
+// this machine's) and no CUDA Toolkit where setup.sh would look for one.
+ProcessResult check_requirements_with(const std::string& name, const std::vector<std::string>& tools) {
+    const fs::path dir = scratch("requirements-" + name);
+    fs::create_directories(dir / "bin");
+    fs::create_directories(dir / "no-cuda");
+    for (const std::string& tool : tools) {
+        const std::string found = find_program(tool);
+        if (found.empty()) ADD_FAILURE() << "this machine has no " << tool << " to check with";
+        else fs::create_symlink(found, dir / "bin" / tool);
+    }
+    RunSpec spec;
+    spec.timeout_seconds = 60;
+    spec.extra_env = {"PATH=" + (dir / "bin").string(), "CUDA_HOME=" + (dir / "no-cuda").string(), "CXX="};
+    return run_process({"/bin/bash", "-c", "source \"$0\" && check_requirements",
+                        (kRepo / "classroom/gradescope/requirements.sh").string()},
+                       spec);
+}
+
+TEST(SetupChecks, AMissingToolIsOneLineNamingItAndAFailure) {
+    const std::string compiler = find_program("c++").empty() ? "g++" : "c++";
+    const ProcessResult no_nvcc = check_requirements_with("no-nvcc", {compiler, "nm", "objdump"});
+    EXPECT_NE(no_nvcc.exit_code, 0);
+    EXPECT_TRUE(is_one_line(no_nvcc.output)) << no_nvcc.output;
+    EXPECT_EQ(no_nvcc.output.rfind("setup.sh: nvcc (the CUDA Toolkit's compiler", 0), 0u) << no_nvcc.output;
+
+    const ProcessResult no_nm = check_requirements_with("no-nm", {compiler, "objdump"});
+    EXPECT_NE(no_nm.exit_code, 0);
+    EXPECT_TRUE(is_one_line(no_nm.output)) << no_nm.output;
+    EXPECT_EQ(no_nm.output.rfind("setup.sh: nm (binutils", 0), 0u) << no_nm.output;
+    EXPECT_NE(no_nm.output.find("apt-get install -y binutils"), std::string::npos) << no_nm.output;
+
+    // setup.sh runs them first, and stops there.
+    const std::string setup = read_file(kRepo / "classroom/gradescope/setup.sh");
+    EXPECT_LT(setup.find("check_requirements || exit 1"), setup.find("cmake -S tool"));
+}
+
+// run_autograder in a scratch /autograder, with a stand-in grader that records its arguments.
+std::string budget_run_autograder_gives(const fs::path& root, const std::string& environment_budget) {
+    RunSpec spec;
+    spec.timeout_seconds = 60;
+    spec.extra_env = {"CLASSROOM_AUTOGRADER_ROOT=" + root.string(), "CLASSROOM_TIME_BUDGET=" + environment_budget};
+    fs::remove(root / "arguments.txt");
+    const ProcessResult r = run_process({"/bin/bash", (root / "source/run_autograder").string()}, spec);
+    if (!fs::exists(root / "arguments.txt")) return "(the grader was not run: " + r.output + ")";
+    const std::string arguments = read_file(root / "arguments.txt");
+    std::smatch m;
+    if (!std::regex_search(arguments, m, std::regex("--time-budget\n([^\n]*)\n"))) return "(no --time-budget: " + arguments + ")";
+    return m.str(1);
+}
+
+TEST(RunAutograder, TakesTheBudgetFromSettingsUnlessTheEnvironmentSays) {
+    const fs::path out = scratch("budget");
+    AutograderSettings settings;
+    settings.time_budget_seconds = 321;
+    generate(kRepo, Assignment{4, 4}, out, settings);
+    const fs::path root = out / "root";
+    fs::create_directories(root);
+    fs::copy(out / "autograder", root / "source", fs::copy_options::recursive);
+    write_file(root / "classroom-build/classroom", "#!/bin/bash\nprintf '%s\\n' \"$@\" > \"$CLASSROOM_AUTOGRADER_ROOT/arguments.txt\"\n");
+    fs::permissions(root / "classroom-build/classroom", fs::perms::owner_all);
+    EXPECT_EQ(budget_run_autograder_gives(root, ""), "321");
+    EXPECT_EQ(budget_run_autograder_gives(root, "77"), "77");
 }
 
 void expect_gradescope_results(const Json& r, const GradeResults& results);
@@ -406,7 +564,9 @@ TEST(Rubric, EveryHandoutShowsTheDefaultRubricAndGenerateWritesTheGivenOne) {
     const fs::path out = scratch("rubric");
     const Assignment a{4, 4};
     GradingRubric mine = read_rubric("full-points-at reduce4 1.15\npoints performance 30\n", a);
-    generate(kRepo, a, out, mine);
+    AutograderSettings settings;
+    settings.rubric = mine;
+    generate(kRepo, a, out, settings);
     EXPECT_EQ(rubric_file(read_rubric(read_file(out / "autograder/rubric.txt"), a), a), rubric_file(mine, a));
     const std::string handout = read_file(out / "student/assignments/reduce4.md");
     EXPECT_NE(handout.find("| performance, once the public cases pass | 30 | median time at most 1.15 times"), std::string::npos);

@@ -4,7 +4,11 @@
 //   classroom generate reduce1..reduce4 --out handout/r1-4  # a run of stages
 //   classroom pack handout/reduce4/autograder               # the zip again, after an edit
 //   classroom grade --autograder handout/reduce4/autograder --submission path/to/student/tree
+//   classroom batch --autograder handout/reduce4/autograder --submissions uploads --out graded
+//   classroom selftest handout/reduce4/autograder           # before uploading it
+//   classroom similarity --autograder DIR --submissions uploads --out similarity
 //   classroom check                                         # markers and leaks, every assignment
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -17,6 +21,7 @@
 #include <unistd.h>
 
 #include "assignment.h"
+#include "batch.h"
 #include "generator.h"
 #include "grader.h"
 #include "leaks.h"
@@ -52,9 +57,21 @@ const char* kUsage =
     "  classroom prepare --autograder DIR [--trusted DIR] [--jobs J]\n"
     "      Builds the grader's own programs (the judge, the reference workers) from the autograder alone;\n"
     "      Gradescope's setup.sh runs it, then removes their sources.\n"
+    "  classroom batch --autograder DIR --submissions DIR --out DIR [--run-as USER] [--time-budget SECONDS]\n"
+    "                  [--jobs J] [--allow-root]\n"
+    "      Grades each subfolder of --submissions (one per student) in a fresh work folder, each by a grade of its\n"
+    "      own: OUT/<name>/report.txt and results.json, and OUT/scores.csv (exit status 3: some could not be graded).\n"
+    "      As root it needs --run-as USER, or --allow-root to run every student's code as root.\n"
+    "  classroom selftest AUTOGRADER_DIR [--run-as USER]\n"
+    "      Grades the autograder's reference (expects full marks) and the handed-out stub (expects 0) on this\n"
+    "      machine's GPU. Exit status: 0 both hold, 1 one does not, 3 it could not tell (no GPU).\n"
+    "  classroom similarity --autograder DIR --submissions DIR --out DIR\n"
+    "      Exports every submission's kernels with the stub as base code, for JPlag (OUT/jplag) and MOSS\n"
+    "      (OUT/moss); OUT/README.txt has the commands and the students missing a stage.\n"
     "  classroom check [--repo DIR] [--write-handouts yes]\n"
     "      Checks the solution markers of every stage, that no assignment's tree leaks a solution line, and that\n"
     "      every handout's rubric table is the default rubric's (--write-handouts yes rewrites them).\n";
+
 
 struct Usage : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -65,7 +82,8 @@ struct Args {
     std::map<std::string, std::string> named;
 };
 
-Args parse(int argc, char** argv, const std::vector<std::string>& options) {
+// `options` take a value (--out DIR); `flags` stand alone (--allow-root) and read as "".
+Args parse(int argc, char** argv, const std::vector<std::string>& options, const std::vector<std::string>& flags = {}) {
     Args args;
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
@@ -73,9 +91,11 @@ Args parse(int argc, char** argv, const std::vector<std::string>& options) {
             args.positional.push_back(a);
             continue;
         }
-        bool known = false;
-        for (const std::string& o : options) known = known || o == a;
-        if (!known) throw Usage("unknown option '" + a + "'");
+        if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
+            args.named[a] = "";
+            continue;
+        }
+        if (std::find(options.begin(), options.end(), a) == options.end()) throw Usage("unknown option '" + a + "'");
         if (i + 1 >= argc) throw Usage(a + " needs a value");
         args.named[a] = argv[++i];
     }
@@ -100,6 +120,46 @@ std::string cuda_architectures(const Args& args) {
         throw Usage("--cuda-archs takes GPU architectures separated by ';' or ',' (90, 90a, 80-real), not '" + it->second + "'");
     }
     return std::regex_replace(it->second, std::regex(","), ";");
+}
+
+// --autograder DIR, checked: a folder classroom generate wrote.
+fs::path autograder_folder(const std::string& given) {
+    const fs::path autograder = fs::absolute(given);
+    if (!fs::is_regular_file(autograder / "manifest.txt")) {
+        throw Usage(autograder.string() + " is not an autograder folder (no manifest.txt)");
+    }
+    return autograder;
+}
+
+fs::path existing_folder(const Args& args, const std::string& name) {
+    const fs::path folder = fs::absolute(args.named.at(name));
+    if (!fs::is_directory(folder)) throw Usage(name + ": " + folder.string() + " is not a folder");
+    return folder;
+}
+
+// --run-as USER, checked: an unprivileged user that exists, and a grader that is root.
+std::string run_as_user(const Args& args) {
+    if (!args.named.count("--run-as")) return "";
+    const std::string user = args.named.at("--run-as");
+    unsigned uid = 0, gid = 0;
+    if (!user_ids(user, uid, gid)) throw Usage("--run-as: no user " + user);
+    if (uid == 0) throw Usage("--run-as needs an unprivileged user, not root");
+    if (geteuid() != 0) throw Usage("--run-as needs the grader to run as root");
+    return user;
+}
+
+// This very program, to grade each submission in a child process of its own.
+fs::path this_program(const char* argv0) {
+    std::error_code error;
+    const fs::path self = fs::read_symlink("/proc/self/exe", error);
+    return error ? fs::absolute(argv0) : self;
+}
+
+bool has_all(const Args& args, const std::vector<std::string>& names) {
+    for (const std::string& n : names) {
+        if (!args.named.count(n)) return false;
+    }
+    return true;
 }
 
 int check(const fs::path& repo, bool write_handouts) {
@@ -184,12 +244,8 @@ int main(int argc, char** argv) {
                 throw Usage("grade needs --autograder DIR and --submission DIR");
             }
             GradeOptions options;
-            options.autograder = fs::absolute(args.named.at("--autograder"));
-            options.submission = fs::absolute(args.named.at("--submission"));
-            if (!fs::is_regular_file(options.autograder / "manifest.txt")) {
-                throw Usage(options.autograder.string() + " is not an autograder folder (no manifest.txt)");
-            }
-            if (!fs::is_directory(options.submission)) throw Usage(options.submission.string() + " is not a folder");
+            options.autograder = autograder_folder(args.named.at("--autograder"));
+            options.submission = existing_folder(args, "--submission");
             options.work = fs::absolute(args.named.count("--work") ? fs::path(args.named.at("--work"))
                                                                    : fs::temp_directory_path() / "classroom-work");
             if (args.named.count("--results")) options.results = args.named.at("--results");
@@ -208,13 +264,7 @@ int main(int argc, char** argv) {
             options.test_timeout = number(args, "--test-timeout", options.test_timeout);
             options.time_budget = number(args, "--time-budget", 0);
             if (args.named.count("--trusted")) options.trusted = fs::absolute(args.named.at("--trusted"));
-            if (args.named.count("--run-as")) {
-                options.run_as = args.named.at("--run-as");
-                unsigned uid = 0, gid = 0;
-                if (!user_ids(options.run_as, uid, gid)) throw Usage("--run-as: no user " + options.run_as);
-                if (uid == 0) throw Usage("--run-as needs an unprivileged user, not root");
-                if (geteuid() != 0) throw Usage("--run-as needs the grader to run as root");
-            }
+            options.run_as = run_as_user(args);
             const Graded graded = grade(options);
             write_report(std::cout, graded.results);
             if (!options.report.empty()) {
@@ -223,6 +273,43 @@ int main(int argc, char** argv) {
             }
             if (!options.results.empty()) write_file(options.results, results_json(graded.results));
             return graded.exit_status;
+        }
+        if (command == "batch") {
+            const Args args = parse(argc, argv, {"--autograder", "--submissions", "--out", "--run-as", "--time-budget", "--jobs"},
+                                    {"--allow-root"});
+            if (!args.positional.empty() || !has_all(args, {"--autograder", "--submissions", "--out"})) {
+                throw Usage("batch needs --autograder DIR, --submissions DIR and --out DIR");
+            }
+            BatchOptions options;
+            options.classroom = this_program(argv[0]);
+            options.autograder = autograder_folder(args.named.at("--autograder"));
+            options.submissions = existing_folder(args, "--submissions");
+            options.out = fs::absolute(args.named.at("--out"));
+            options.run_as = run_as_user(args);
+            options.time_budget = number(args, "--time-budget", 0);
+            options.jobs = number(args, "--jobs", 0);
+            std::string warning;
+            const std::string refusal = root_refusal(geteuid() == 0, options.run_as, args.named.count("--allow-root") > 0, warning);
+            if (!refusal.empty()) throw Usage(refusal);
+            if (!warning.empty()) std::fprintf(stderr, "classroom: %s\n", warning.c_str());
+            return grade_batch(options, std::cout);
+        }
+        if (command == "selftest") {
+            const Args args = parse(argc, argv, {"--run-as"});
+            if (args.positional.size() != 1) throw Usage("selftest needs the autograder folder: classroom selftest DIR");
+            return selftest(this_program(argv[0]), autograder_folder(args.positional[0]), run_as_user(args), std::cout);
+        }
+        if (command == "similarity") {
+            const Args args = parse(argc, argv, {"--autograder", "--submissions", "--out"});
+            if (!args.positional.empty() || !has_all(args, {"--autograder", "--submissions", "--out"})) {
+                throw Usage("similarity needs --autograder DIR, --submissions DIR and --out DIR");
+            }
+            const fs::path out = fs::absolute(args.named.at("--out"));
+            const std::vector<std::string> missing = export_for_similarity(
+                autograder_folder(args.named.at("--autograder")), existing_folder(args, "--submissions"), out);
+            std::cout << "exported for JPlag and MOSS in " << out.string() << "; the commands, and the kernels "
+                      << "missing (" << missing.size() << "), are in README.txt\n";
+            return 0;
         }
         if (command == "prepare") {
             const Args args = parse(argc, argv, {"--autograder", "--trusted", "--jobs"});

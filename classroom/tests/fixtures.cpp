@@ -6,20 +6,16 @@
 #include <stdexcept>
 
 #include "assignment.h"
+#include "batch.h"
 #include "markers.h"
-#include "process.h"
 
 namespace classroom_fixtures {
 
 using namespace classroom;
 
 std::string gpu_missing() {
-    const ProcessResult smi = run_process({"nvidia-smi", "-L"}, "", 60);
-    if (!smi.started) return "nvidia-smi not found: no GPU driver, grading tests skipped";
-    if (smi.exit_code != 0 || smi.output.find("GPU 0") == std::string::npos) {
-        return "no GPU (nvidia-smi -L: " + smi.output + "): grading tests skipped";
-    }
-    return "";
+    const std::string missing = classroom::gpu_missing();
+    return missing.empty() ? "" : missing + ": grading tests skipped";
 }
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {

@@ -1,6 +1,7 @@
 // The classroom kit on the host: the markers, every assignment's student tree, the leak
 // check (and that it catches a planted line), the tamper check, results.json, and the
-// Gradescope kit's settings, zip, requirement checks and budget.
+// Gradescope kit's settings, zip, requirement checks and budget, and the instructor's batch, selftest
+// and similarity commands as far as they go without a GPU.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "assignment.h"
+#include "batch.h"
 #include "generator.h"
 #include "gradescope.h"
 #include "grader.h"
@@ -26,8 +28,6 @@
 namespace {
 
 using namespace classroom;
-using classroom_test::Json;
-using classroom_test::parse_json;
 
 const fs::path kRepo = CLASSROOM_REPOSITORY;
 
@@ -267,9 +267,9 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
 }
 
 // The classroom program itself, as an instructor runs it.
-ProcessResult classroom_command(std::vector<std::string> args) {
+ProcessResult classroom_command(std::vector<std::string> args, int timeout_seconds = 300) {
     args.insert(args.begin(), CLASSROOM_PROGRAM);
-    return run_process(args, "", 300);
+    return run_process(args, "", timeout_seconds);
 }
 
 bool is_one_line(const std::string& output) {
@@ -644,6 +644,143 @@ TEST(Results, JsonFollowsGradescopeSpecification) {
     expect_gradescope_results(none, refused);
     EXPECT_FALSE(none.has("leaderboard"));
     EXPECT_THROW(parse_json(text.substr(0, text.size() - 3)), std::runtime_error);  // the reader itself rejects junk
+}
+
+// Batch, selftest and similarity --------------------------------------------------------
+
+// `classroom ARGS...`, run as the instructor would; as root it may run student code as root
+// only when told to (the batch's refusal is tested on its own below).
+ProcessResult classroom_tool(std::vector<std::string> args) {
+    if (geteuid() == 0 && !args.empty() && args[0] == "batch") args.push_back("--allow-root");
+    return classroom_command(args, 600);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+TEST(Batch, RefusesToRunStudentCodeAsRootWithoutRunAs) {
+    std::string warning;
+    EXPECT_NE(root_refusal(true, "", false, warning).find("--run-as"), std::string::npos);
+    EXPECT_EQ(root_refusal(true, "", true, warning), "");  // --allow-root: the risk accepted, and said
+    EXPECT_NE(warning.find("as root"), std::string::npos);
+    EXPECT_EQ(lines_of(warning).size(), 1u);
+    EXPECT_EQ(root_refusal(true, "classroom-student", false, warning), "");
+    EXPECT_EQ(warning, "");
+    EXPECT_EQ(root_refusal(false, "", false, warning), "");
+    EXPECT_EQ(warning, "");
+}
+
+// Without a GPU nothing can be graded: every submission is a row with exit status 3 and
+// empty scores, never a zero; and each still has its own fresh work folder.
+TEST(Batch, EachSubmissionGetsAFreshWorkFolderAndARowThatSaysItWasNotGraded) {
+    const std::string no_gpu = gpu_missing();
+    if (no_gpu.empty()) GTEST_SKIP() << "a GPU is here: the grading tests grade real submissions";
+    const fs::path out = scratch("batch");
+    generate(kRepo, Assignment{4, 4}, out / "handout");
+    const std::string stub = read_file(out / "handout/student/reduce4/kernel.cu");
+    const fs::path uploads = out / "uploads";
+    write_file(uploads / "alice/reduce4/kernel.cu", stub + "// alice\n");  // the edited kernels
+    write_file(uploads / "bob/kernel.cu", stub + "// bob\n");              // the lone file
+    write_file(uploads / "carol/my-reduce4/reduce4/kernel.cu", stub);      // a zip of the tree
+    write_file(uploads / "notes.txt", "not a submission");
+    write_file(out / "graded/alice/work/build/left-from-before.o", "stale");
+
+    const ProcessResult batch = classroom_tool({"batch", "--autograder", (out / "handout/autograder").string(),
+                                                "--submissions", uploads.string(), "--out", (out / "graded").string()});
+    EXPECT_EQ(batch.exit_code, 3) << batch.output;
+    EXPECT_NE(batch.output.find("no GPU"), std::string::npos) << batch.output;
+    EXPECT_NE(batch.output.find("ignored: notes.txt"), std::string::npos) << batch.output;
+    for (const char* name : {"alice", "bob", "carol"}) {
+        const fs::path graded = out / "graded" / name;
+        EXPECT_TRUE(fs::is_directory(graded / "work")) << name;
+        EXPECT_TRUE(fs::is_empty(graded / "work")) << name << ": a work folder is fresh for each submission";
+        EXPECT_NE(read_file(graded / "report.txt").find("not graded: no GPU"), std::string::npos) << name;
+    }
+    EXPECT_EQ(lines_of(read_file(out / "graded/scores.csv")),
+              (std::vector<std::string>{"name,score,max,exit_status", "alice,,,3", "bob,,,3", "carol,,,3"}));
+
+    const ProcessResult usage = classroom_tool({"batch", "--autograder", (out / "handout/autograder").string()});
+    EXPECT_EQ(usage.exit_code, 2);
+    EXPECT_EQ(lines_of(usage.output).size(), 1u) << usage.output;
+}
+
+// scores.csv from the grader's own results.json: a column per rubric part, named as the
+// grader names it, and no score for a row that was not graded.
+TEST(Batch, ScoresCsvHasAColumnPerRubricPartAndNoScoreForAnUngradedRow) {
+    GradeResults results;
+    results.tests.push_back({"4.0", "reduce4: build", 0, 0, true, "built", "visible", {}});
+    results.tests.push_back({"4.1", "reduce4: public cases", 20, 20, true, "", "visible", {}});
+    results.tests.push_back({"4.2", "reduce4: hidden cases, int", 7.5, 10, false, "", "after_due_date", {}});
+    const fs::path file = scratch("scores") / "results.json";
+    write_file(file, results_json(results));
+    BatchRow alice{"alice", 1, read_score_sheet(file)};
+    EXPECT_EQ(alice.sheet.score, 27.5);
+    EXPECT_EQ(alice.sheet.max_score, 30);
+    BatchRow bob{"bob, the second", 3, alice.sheet};  // could not grade: its zeros are not a score
+    BatchRow carol{"carol", -1, {}};                  // the grader crashed
+    EXPECT_EQ(lines_of(scores_csv({alice, bob, carol})),
+              (std::vector<std::string>{
+                  "name,score,max,exit_status,reduce4: build,reduce4: public cases,\"reduce4: hidden cases, int\"",
+                  "alice,27.5,30,1,0,20,7.5", "\"bob, the second\",,,3,,,", "carol,,,-1,,,"}));
+    write_file(file, "{\"score\": 3");
+    EXPECT_THROW(read_score_sheet(file), std::runtime_error);
+}
+
+TEST(Selftest, WithoutAGpuSaysSoInOneLineAndExits3) {
+    if (gpu_missing().empty()) GTEST_SKIP() << "a GPU is here: selftest would grade";
+    const fs::path out = scratch("selftest");
+    generate(kRepo, Assignment{4, 4}, out);
+    const ProcessResult selftest = classroom_tool({"selftest", (out / "autograder").string()});
+    EXPECT_EQ(selftest.exit_code, 3);
+    ASSERT_EQ(lines_of(selftest.output).size(), 1u) << selftest.output;
+    EXPECT_NE(selftest.output.find("cannot self-test without a GPU"), std::string::npos) << selftest.output;
+    EXPECT_EQ(selftest.output.find("passed"), std::string::npos);
+}
+
+TEST(Similarity, BothLayoutsHaveEveryKernelTheBaseFileAndTheMissingStages) {
+    const fs::path out = scratch("similarity");
+    generate(kRepo, Assignment{3, 4}, out / "handout");
+    const fs::path uploads = out / "uploads";
+    write_file(uploads / "alice/reduce3/kernel.cu", "// alice 3\n");
+    write_file(uploads / "alice/reduce4/kernel.cu", "// alice 4\n");
+    write_file(uploads / "bob/reduce4/kernel.cu", "// bob 4\n");  // no reduce3
+    fs::create_directories(uploads / "carol");                    // nothing at all
+    const fs::path exported = out / "exported";
+    write_file(exported / "jplag/submissions/dave/reduce4_kernel.cu", "from an earlier export");
+
+    const std::vector<std::string> missing =
+        export_for_similarity(out / "handout/autograder", uploads, exported);
+    EXPECT_EQ(missing, (std::vector<std::string>{"bob: reduce3/kernel.cu", "carol: reduce3/kernel.cu",
+                                                 "carol: reduce4/kernel.cu"}));
+    for (const char* layout : {"jplag/submissions/", "moss/"}) {
+        const fs::path students = exported / layout;
+        EXPECT_EQ(read_file(students / "alice/reduce3_kernel.cu"), "// alice 3\n") << layout;
+        EXPECT_EQ(read_file(students / "alice/reduce4_kernel.cu"), "// alice 4\n") << layout;
+        EXPECT_EQ(read_file(students / "bob/reduce4_kernel.cu"), "// bob 4\n") << layout;
+        EXPECT_FALSE(fs::exists(students / "bob/reduce3_kernel.cu")) << layout;
+        EXPECT_FALSE(fs::exists(students / "carol")) << layout;
+        EXPECT_FALSE(fs::exists(students / "dave")) << layout;
+    }
+    for (const char* base : {"jplag/base", "moss/base"}) {
+        for (const char* stage : {"reduce3", "reduce4"}) {
+            EXPECT_EQ(read_file(exported / base / (std::string(stage) + "_kernel.cu")),
+                      read_file(out / "handout/student" / stage / "kernel.cu"))
+                << base << " " << stage;
+        }
+    }
+    const std::string readme = read_file(exported / "README.txt");
+    for (const char* needed : {"java -jar jplag.jar -l cpp -p .cu -bc base submissions",
+                               "moss -l cc -b base/reduce3_kernel.cu -b base/reduce4_kernel.cu -d !(base)/*.cu",
+                               "bob: reduce3/kernel.cu", "carol: reduce4/kernel.cu"}) {
+        EXPECT_NE(readme.find(needed), std::string::npos) << needed << "\n" << readme;
+    }
+    // A student folder named like the base code's would be taken for it.
+    fs::create_directories(uploads / "base");
+    EXPECT_THROW(export_for_similarity(out / "handout/autograder", uploads, exported), std::invalid_argument);
 }
 
 }  // namespace

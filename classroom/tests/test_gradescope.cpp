@@ -78,7 +78,7 @@ Upload upload(const Fixture& f, const fs::path& examples) {
     const fs::path results = kAutograder / "results/results.json";
     if (fs::exists(results)) {
         const std::string json = read_file(results);
-        u.score = classroom_test::parse_json(json).at("score").number;
+        u.score = classroom::parse_json(json).at("score").number;
         write_file(examples / ("reduce4-" + f.name + ".json"), json);
     }
     if (fs::exists(kAutograder / "results/report.txt")) u.report = read_file(kAutograder / "results/report.txt");

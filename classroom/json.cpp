@@ -3,7 +3,7 @@
 #include <cctype>
 #include <stdexcept>
 
-namespace classroom_test {
+namespace classroom {
 
 namespace {
 
@@ -146,4 +146,4 @@ Json parse_json(const std::string& text) {
     return v;
 }
 
-}  // namespace classroom_test
+}  // namespace classroom

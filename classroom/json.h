@@ -1,11 +1,12 @@
-// A small JSON reader for the tests: results.json must parse, and have the right fields.
+// A small JSON reader: the tests check that results.json parses and has the right fields,
+// and classroom batch and selftest read the scores a child grader wrote.
 #pragma once
 
 #include <map>
 #include <string>
 #include <vector>
 
-namespace classroom_test {
+namespace classroom {
 
 struct Json {
     enum class Kind { Null, Bool, Number, String, Array, Object } kind = Kind::Null;
@@ -20,4 +21,4 @@ struct Json {
 
 Json parse_json(const std::string& text);  // throws std::runtime_error with the position
 
-}  // namespace classroom_test
+}  // namespace classroom

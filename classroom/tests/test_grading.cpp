@@ -55,6 +55,19 @@ struct Grading {
     }
 };
 
+// Writes the grading's report and results.json to the examples folder and prints its
+// score and how long it took (the first grading of a work folder is the cold one).
+Grading record(const std::string& assignment, const std::string& fixture, const Graded& graded) {
+    const fs::path examples = kWork / "examples";
+    write_file(examples / (assignment + "-" + fixture + ".json"), results_json(graded.results));
+    std::ostringstream report;
+    write_report(report, graded.results);
+    write_file(examples / (assignment + "-" + fixture + ".txt"), report.str());
+    std::printf("%s %s: %g / %g (exit %d, %.0f s)\n", assignment.c_str(), fixture.c_str(), graded.results.score(),
+                graded.results.max_score(), graded.exit_status, graded.results.execution_time);
+    return Grading{graded.results, graded.exit_status};
+}
+
 class Grader : public testing::TestWithParam<int> {
 protected:
     void SetUp() override {
@@ -79,16 +92,9 @@ protected:
         options.autograder = out / "autograder";
         options.submission = submission;
         options.work = out / "work";
-        const Graded graded = grade(options);
-        const fs::path examples = kWork / "examples";
-        write_file(examples / (stage_name(stage) + "-" + fixture + ".json"), results_json(graded.results));
-        std::ostringstream report;
-        write_report(report, graded.results);
-        write_file(examples / (stage_name(stage) + "-" + fixture + ".txt"), report.str());
-        std::printf("%s %s: %g / %g (exit %d)\n", stage_name(stage).c_str(), fixture.c_str(), graded.results.score(),
-                    graded.results.max_score(), graded.exit_status);
-        return Grading{graded.results, graded.exit_status};
+        return record(Assignment{stage, stage}.name(), fixture, grade(options));
     }
+
 
     int stage = 0;
     fs::path out;
@@ -291,6 +297,39 @@ TEST_P(JudgeAlone, Holds) {
                                     kCheckOff);
     EXPECT_EQ(outlived.exit_status, 3) << outlived.output("performance");
     EXPECT_NE(outlived.output("performance").find("could not grade"), std::string::npos) << outlived.output("performance");
+}
+
+// A run of stages, reduce3..reduce5, as the guide recommends: each stage is graded on its
+// own. reduce3's reference 100; reduce3's code in reduce4's place 75 (all but performance);
+// reduce5 refused by the source check 0, which costs only reduce5 (the stub is built in
+// its place). Graded twice: a cold work folder, then a warm one (the times the guide quotes).
+TEST(RunOfStages, EachStageIsGradedOnItsOwn) {
+    const std::string missing = gpu_missing();
+    if (!missing.empty()) GTEST_SKIP() << missing;
+    const Assignment run{3, 5};
+    const fs::path out = kWork / run.name();
+    fs::remove_all(out);
+    generate(kRepo, run, out);
+    const fs::path solutions = out / "autograder/solution";
+    const fs::path submission = out / "submissions/mixed";
+    write_file(submission / "reduce3/kernel.cu", read_file(solutions / "reduce3/kernel.cu"));
+    write_file(submission / "reduce4/kernel.cu", previous_stage_in_place(solutions, 4));
+    write_file(submission / "reduce5/kernel.cu", read_file(solutions / "reduce5/kernel.cu") +
+                                                     "\n#include <cstdlib>\nstatic const int quit_early = (std::_Exit(0), 0);\n");
+    GradeOptions options;
+    options.autograder = out / "autograder";
+    options.submission = submission;
+    options.work = out / "work";
+    for (const char* fixture : {"mixed-cold", "mixed-warm"}) {
+        const Grading g = record(run.name(), fixture, grade(options));
+        double per_stage[8] = {};
+        for (const TestResult& t : g.results.tests) per_stage[std::stoi(t.number.substr(0, t.number.find('.')))] += t.score;
+        EXPECT_EQ(per_stage[3], Rubric::kTotal) << fixture << "\n" << g.results.output;
+        EXPECT_EQ(per_stage[4], Rubric::kTotal - Rubric::kPerformance) << fixture << "\n" << g.output("reduce4: performance");
+        EXPECT_EQ(per_stage[5], 0) << fixture;
+        EXPECT_NE(g.results.output.find("reduce5: refused by the source check"), std::string::npos) << g.results.output;
+        EXPECT_EQ(g.exit_status, 1) << fixture;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Assignments, Grader, testing::Range(1, 8),

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "assignment.h"
 #include "generator.h"
@@ -69,13 +70,51 @@ std::string status_meaning(int exit_status) {
     }
 }
 
-// A folder of its own under the system's temporary folder, readable by all (a --run-as
-// user must reach the work folder inside it), writable by this user only.
+// A folder of its own under the system's temporary folder that others may pass through but
+// not list (a --run-as user must reach the work folder inside it) and only this user writes.
 fs::path fresh_temporary_folder(const std::string& prefix) {
     std::string pattern = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
     if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot make a folder like " + pattern);
-    chmod(pattern.c_str(), 0755);
+    chmod(pattern.c_str(), 0711);
     return pattern;
+}
+
+// A folder this user makes (or finds) for the batch's output: passable by others (the
+// --run-as user reaches its work folder), listable and writable by this user alone. As root
+// it must be root's and no link: a folder another user made could redirect root's writes.
+void make_private_folder(const fs::path& folder, mode_t mode) {
+    fs::create_directories(folder);
+    struct stat st {};
+    if (lstat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid()) {
+        throw std::invalid_argument(folder.string() + " must be a folder of this user's (not a link, not another user's)");
+    }
+    chmod(folder.c_str(), mode);
+}
+
+// What a grading leaves that others must not read: the report and results only this user's
+// (they quote the student's code), the work folder (the built tree) gone.
+void keep_only_results(const fs::path& folder) {
+    fs::remove_all(folder / "work");
+    for (const char* file : {"report.txt", "results.json"}) {
+        if (fs::exists(folder / file)) chmod((folder / file).c_str(), 0600);
+    }
+}
+
+// The budget the autograder's settings.sh gives a grading (0 when it names none).
+int settings_budget(const fs::path& autograder) {
+    if (!fs::is_regular_file(autograder / "settings.sh")) return 0;
+    std::istringstream lines(read_file(autograder / "settings.sh"));
+    for (std::string line; std::getline(lines, line);) {
+        const std::string key = "time_budget_seconds=";
+        if (line.rfind(key, 0) == 0) {
+            try {
+                return std::max(0, std::stoi(line.substr(key.size())));
+            } catch (const std::exception&) {
+                return 0;
+            }
+        }
+    }
+    return 0;
 }
 
 // Grades one submission by a `classroom grade` of its own, in OUT/<name>/work made fresh
@@ -91,6 +130,7 @@ BatchRow grade_one(const BatchOptions& options, const Submission& submission, co
     fs::remove_all(work);
     fs::remove(report);
     fs::remove(results);
+    make_private_folder(folder, 0711);
     fs::create_directories(work);
 
     BatchRow row;
@@ -111,9 +151,12 @@ BatchRow grade_one(const BatchOptions& options, const Submission& submission, co
                                          "--results", results.string(),
                                          "--report", report.string()};
         if (!options.run_as.empty()) argv.insert(argv.end(), {"--run-as", options.run_as});
-        if (options.time_budget > 0) argv.insert(argv.end(), {"--time-budget", std::to_string(options.time_budget)});
+        // The budget given, else the autograder's own (settings.sh), so that one submission
+        // that hangs cannot hold the batch for hours.
+        const int budget = options.time_budget > 0 ? options.time_budget : settings_budget(options.autograder);
+        if (budget > 0) argv.insert(argv.end(), {"--time-budget", std::to_string(budget)});
         if (options.jobs > 0) argv.insert(argv.end(), {"--jobs", std::to_string(options.jobs)});
-        const int limit = options.time_budget > 0 ? options.time_budget + kBudgetGraceSeconds : kGradingWithoutBudgetSeconds;
+        const int limit = budget > 0 ? budget + kBudgetGraceSeconds : kGradingWithoutBudgetSeconds;
         const ProcessResult graded = run_process(argv, "", limit);
         row.exit_status = graded.started && !graded.timed_out ? graded.exit_code : kGraderError;
         if (!graded.started) problem = "the grader could not be started: " + options.classroom.string();
@@ -137,6 +180,7 @@ BatchRow grade_one(const BatchOptions& options, const Submission& submission, co
                                    "\nThe grader's output:\n" + graded.output);
         }
     }
+    keep_only_results(folder);
     log << submission.name << ": ";
     if (row.graded()) {
         log << number_text(row.sheet.score) << "/" << number_text(row.sheet.max_score) << " (exit " << row.exit_status
@@ -166,14 +210,18 @@ std::string gpu_missing() {
     return "";
 }
 
-std::string root_refusal(bool running_as_root, const std::string& run_as, bool allow_root, std::string& warning) {
+std::string isolation_refusal(bool running_as_root, const std::string& run_as, bool allow_unisolated, std::string& warning) {
     warning.clear();
-    if (!running_as_root || !run_as.empty()) return "";
-    if (!allow_root) {
-        return "refusing to build and run every student's code as root: give --run-as USER (an unprivileged user "
-               "who cannot read the autograder), or --allow-root to accept the risk";
+    if (running_as_root && !run_as.empty()) return "";
+    const std::string risk =
+        running_as_root ? "every student's code would build and run as root"
+                        : "every student's code would run as you, and could replace the grader's own programs (the "
+                          "judge) for every later student";
+    if (!allow_unisolated) {
+        return "refusing to grade a batch unisolated: " + risk + "; run as root with --run-as USER (an unprivileged " +
+               "user who cannot read the autograder), or give --allow-unisolated to accept the risk";
     }
-    warning = "warning: grading as root without --run-as: every submission builds and runs as root";
+    warning = "warning: grading unisolated: " + risk;
     return "";
 }
 
@@ -245,7 +293,8 @@ int grade_batch(const BatchOptions& options, std::ostream& log) {
     if (submissions.empty()) throw std::invalid_argument(options.submissions.string() + " has no submission folders");
     const std::string no_gpu = gpu_missing();
     if (!no_gpu.empty()) log << "classroom batch: " << no_gpu << ": every submission is recorded as could not grade (3)\n";
-    fs::create_directories(options.out);
+    make_private_folder(options.out, 0711);
+    make_private_folder(options.out / "trusted", 0700);  // the judge and the reference workers: never the students'
     const std::vector<BatchRow> rows = grade_each(options, submissions, no_gpu, log);
     write_file(options.out / "scores.csv", scores_csv(rows));
     int ungraded = 0;
@@ -262,7 +311,13 @@ int selftest(const fs::path& classroom, const fs::path& autograder, const std::s
         return 3;
     }
     // The two submissions as a student hands them in: only the edited kernel.cu files.
+    // The solutions are in it: a folder no one else may list, the submissions' folder only
+    // this user's, and nothing of them left behind whatever the verdict (the reports stay,
+    // this user's alone).
     const fs::path folder = fresh_temporary_folder("classroom-selftest-");
+    make_private_folder(folder / "submissions", 0700);
+    make_private_folder(folder / "graded", 0711);
+    make_private_folder(folder / "graded/trusted", 0700);
     for (const std::string& path : editable_paths(autograder)) {
         write_file(folder / "submissions/reference" / path, read_file(autograder / "solution" / path));
         write_file(folder / "submissions/stub" / path, read_file(autograder / "student_tree" / path));
@@ -275,6 +330,8 @@ int selftest(const fs::path& classroom, const fs::path& autograder, const std::s
     options.run_as = run_as;
     std::ostringstream progress;  // the lines below say it better
     const std::vector<BatchRow> rows = grade_each(options, list_submissions(options.submissions), "", progress);
+    fs::remove_all(options.submissions);
+    fs::remove_all(options.out / "trusted");
 
     bool could_not_grade = false, as_expected = true;
     for (const BatchRow& row : rows) {

@@ -28,8 +28,10 @@ std::string gpu_missing();
 
 // Whether a batch may run student code with these rights: "" yes, else the refusal. As root
 // without --run-as every submission would build and run as root, the risk the guide warns
-// about; --allow-root accepts it, and `warning` then gets the line to print.
-std::string root_refusal(bool running_as_root, const std::string& run_as, bool allow_root, std::string& warning);
+// about; without root nothing keeps one student's code from the next student's grading (it
+// runs as the grader's user and could replace the judge). --allow-unisolated accepts either
+// risk, and `warning` then gets the line to print.
+std::string isolation_refusal(bool running_as_root, const std::string& run_as, bool allow_unisolated, std::string& warning);
 
 // One student's upload: an immediate subfolder of the submissions folder.
 struct Submission {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -444,8 +445,11 @@ struct Grader {
     void public_tests_feedback(int stage) {
         const std::string name = stage_name(stage);
         const std::string filter = public_tests_filter(stage);
+        // Worth nothing, so it may not eat the budget of the parts that are (a test that
+        // hangs keeps the machine's lock too): a few minutes at most.
+        constexpr int kFeedbackSeconds = 180;
         const ProcessResult r = run_student({(build / "bin" / "gpu_tests").string(), "--gtest_filter=" + filter,
-                                             "--gtest_brief=1"}, options.test_timeout);
+                                             "--gtest_brief=1"}, std::min(options.test_timeout, kFeedbackSeconds));
         static const std::regex failure(R"(Failure|FAILED|not implemented|Expected|: got )");
         std::string output = "Feedback only (no points): the tree's own tests, gpu_tests --gtest_filter=" + filter + ". ";
         if (r.timed_out) {
@@ -484,8 +488,11 @@ struct Grader {
         // How the worker held the judge's inputs (read-only where the driver allows it).
         std::string mapping;
         for (const std::string& m : lines_starting(r.output, "INFO the submission's worker mapped its inputs ")) mapping = m;
-        add(stage, "public cases (the public tests' sizes, fresh inputs, checked by the grader)", rubric.public_cases,
-            pub.first, pub.second + (mapping.empty() ? "" : "\n(the worker mapped the inputs " + mapping + ")"), {"public"});
+        // One name per part, whatever happened (batch's columns, Gradescope's tests).
+        add(stage, "public cases", rubric.public_cases, pub.first,
+            "The public tests' sizes, fresh inputs, checked by the grader: " + pub.second +
+                (mapping.empty() ? "" : "\n(the worker mapped the inputs " + mapping + ")"),
+            {"public"});
         for (const std::string& group : hidden_groups()) {
             const auto v = verdict_of(group);
             add(stage, "hidden cases, " + group, rubric.hidden_group, v.first, v.second, {"hidden", group}, "after_due_date");
@@ -544,7 +551,7 @@ struct Grader {
     void performance(int stage, bool correct, const std::string& worker) {
         const double full_at = rubric.threshold(stage);
         const double points = rubric.performance;
-        const std::string title = "performance (full points at or below " + fixed(full_at, 2) + "x the reference solution's time)";
+        const std::string title = "performance";
         if (!correct) {
             add(stage, title, points, false, "not measured: the stage must pass every public case first", {"performance"});
             return;
@@ -574,19 +581,47 @@ struct Grader {
         if (untrusted(j)) return;
         double vs_reference = j.vs_reference();
         double previous_vs_reference = j.previous_vs_reference();
+        // Partial credit ends at the previous stage's ratio: the smaller of the rounds' and the
+        // calibration's (timed before any process of the submission existed, so that slowing
+        // the previous stage's blocks cannot widen the credit).
+        auto calibrated_previous = [](const Judged& judged) {
+            static const std::regex line(R"(^CALIBRATED previous_vs_reference=([0-9.eE+-]+)$)");
+            std::smatch m;
+            for (const std::string& l : lines_starting(judged.run.output, "CALIBRATED ")) {
+                if (std::regex_match(l, m, line)) return std::stod(m[1]);
+            }
+            return 0.0;
+        };
+        auto previous_for_credit = [&](const Judged& judged, double rounds) {
+            const double calibrated = calibrated_previous(judged);
+            return calibrated > 0 ? std::min(rounds, calibrated) : rounds;
+        };
+        previous_vs_reference = previous_for_credit(j, previous_vs_reference);
         std::string again;
         // Near the threshold the judge's noise could decide: one more timing, the two averaged.
         if (rubric.remeasure_band > 0 && std::abs(vs_reference - full_at) <= rubric.remeasure_band &&
             j.t.at("submission").verified && !out_of_time()) {
+            // The second timing is held to what the first was: incomplete is no points, a
+            // wrong sum or a broken floor in either counts.
             const Judged second = time_submission(stage, worker);
-            if (second.complete()) {
-                if (untrusted(second)) return;
-                if (!second.t.at("submission").verified) j = second;  // a wrong sum in either timing counts
-                again = "\nWithin " + fixed(rubric.remeasure_band, 2) + " of the threshold, so timed twice: " +
-                        fixed(vs_reference, 3) + "x and " + fixed(second.vs_reference(), 3) + "x, averaged.";
-                vs_reference = (vs_reference + second.vs_reference()) / 2;
-                previous_vs_reference = (previous_vs_reference + second.previous_vs_reference()) / 2;
+            if (!second.complete()) {
+                add(stage, title, points, false,
+                    "timed a second time (within " + fixed(rubric.remeasure_band, 2) + " of the threshold), and that timing " +
+                        "did not complete:\n" + last_lines(second.run.output, 6),
+                    {"performance"});
+                return;
             }
+            if (untrusted(second)) return;
+            const bool second_floor_broken = [&] {
+                const auto f = lines_starting(second.run.output, "FLOOR ");
+                return !f.empty() && f.back().find("BROKEN") != std::string::npos;
+            }();
+            if (!second.t.at("submission").verified || second_floor_broken) j = second;
+            again = "\nWithin " + fixed(rubric.remeasure_band, 2) + " of the threshold, so timed twice: " +
+                    fixed(vs_reference, 3) + "x and " + fixed(second.vs_reference(), 3) + "x, averaged.";
+            vs_reference = (vs_reference + second.vs_reference()) / 2;
+            previous_vs_reference =
+                (previous_vs_reference + previous_for_credit(second, second.previous_vs_reference())) / 2;
         }
         const Timing& sub = j.t.at("submission");
         const Timing& ref = j.t.at("reference");
@@ -667,13 +702,44 @@ struct Grader {
     }
 };
 
-// The machine's grading lock: an exclusive flock on a file only its owner may open (so a
-// student's process cannot take it first), waited for up to `wait_seconds`.
+// Why a lock may not live in `folder` ("" when it may): another user who may write there
+// could remove the lock (two gradings at once) or make it first (none at all).
+std::string unsafe_lock_folder(const fs::path& folder) {
+    struct stat st {};
+    if (lstat(folder.c_str(), &st) != 0) return folder.string() + " does not exist";
+    if (!S_ISDIR(st.st_mode)) return folder.string() + " is not a folder (or is a link)";
+    if (st.st_uid != geteuid() && st.st_uid != 0) return folder.string() + " belongs to another user";
+    if (st.st_mode & (S_IWGRP | S_IWOTH)) return folder.string() + " may be written by other users";
+    return "";
+}
+
+// The lock's default place: as root /run/classroom (made 0700); otherwise the user's runtime
+// folder ($XDG_RUNTIME_DIR) or home, never a folder other users may write.
+fs::path default_lock() {
+    if (geteuid() == 0) {
+        mkdir("/run/classroom", 0700);
+        return kDefaultLock;
+    }
+    for (const char* variable : {"XDG_RUNTIME_DIR", "HOME"}) {
+        const char* folder = std::getenv(variable);
+        if (folder && *folder && unsafe_lock_folder(folder).empty()) return fs::path(folder) / ".classroom-grading.lock";
+    }
+    return fs::temp_directory_path() / ("classroom-grading-" + std::to_string(geteuid()) + ".lock");
+}
+
+// The machine's grading lock: an exclusive flock on a file only its owner may open, in a
+// folder no other user may write (so a student's process can neither take it first nor
+// remove it), waited for up to `wait_seconds`.
 struct MachineLock {
     int fd = -1;
     double waited = 0;
     std::string problem;  // why it could not be taken; "" when held
     MachineLock(const fs::path& path, int wait_seconds) {
+        problem = unsafe_lock_folder(path.parent_path().empty() ? fs::path(".") : path.parent_path());
+        if (!problem.empty()) {
+            problem = "the grading lock " + path.string() + " cannot be trusted: " + problem;
+            return;
+        }
         fd = open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         struct stat st {};
         if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid())) {
@@ -806,7 +872,7 @@ std::string check_submission(const fs::path& autograder, const fs::path& uploade
     return "";
 }
 
-const char* const kDefaultLock = "/run/lock/classroom-grading.lock";
+const char* const kDefaultLock = "/run/classroom/grading.lock";
 
 std::string prepare(const GradeOptions& options) {
     Grader g(options, parse_assignment(trimmed(read_file(options.autograder / "assignment.txt"))));
@@ -831,14 +897,10 @@ Graded grade(const GradeOptions& options) {
     header << "Assignment " << g.assignment.name() << ", graded " << utc_now() << ", seed " << g.seed << ".";
     // One grading at a time on this machine, before anything of the student's user is
     // started or killed (a second grading's kills would reach the first's processes).
-    // (root's default in /run/lock; another user's in the temporary folder, by uid, so that
-    // a file root made does not stop an instructor's own gradings, nor the reverse.)
-    const fs::path lock_path =
-        !options.lock.empty() ? options.lock
-        : geteuid() == 0 && fs::is_directory("/run/lock")
-            ? fs::path(kDefaultLock)
-            : fs::temp_directory_path() / ("classroom-grading-" + std::to_string(geteuid()) + ".lock");
-    const MachineLock lock(lock_path, options.time_budget > 0 ? options.time_budget / 2 : 3600);
+    // The wait counts against the time budget, so it may take a fifth of it at most; past
+    // that the grading could not grade (never zeros for a wait that was not the student's).
+    const fs::path lock_path = options.lock.empty() ? default_lock() : options.lock;
+    const MachineLock lock(lock_path, options.time_budget > 0 ? options.time_budget / 5 : 600);
     if (!lock.problem.empty()) {
         header << "\nThe grader could not grade: " << lock.problem << ".";
         g.zero_every_stage("not graded: " + lock.problem);
@@ -865,8 +927,9 @@ Graded grade(const GradeOptions& options) {
         isolated ? "the submission was built and run as the user " + options.run_as +
                        ", apart from the grader; every point was decided by the grader's own process"
                  : "the submission ran as the grader's own user (not root, or no --run-as): it could read the "
-                   "autograder's files, and a process it left running could rewrite the sanitizer's log before the "
-                   "judge read it; every other point was still decided by the grader's own process";
+                   "autograder's files, rewrite the sanitizer's log, or replace the grader's own programs (the judge, "
+                   "in --trusted) before they ran, so no point is safe from it; grade as root with --run-as where the "
+                   "points count";
     header << "\nIsolation: " << isolation << ".";
     g.results.extra_data.push_back({"seed", std::to_string(g.seed)});
     g.results.extra_data.push_back({"isolated", isolated ? "true" : "false"});

@@ -52,11 +52,12 @@ struct GradeOptions {
     int time_budget = 0;    // seconds for the whole grading, results included (0: none)
     // Held for the whole grading, so that two gradings on one machine never share its GPU
     // (nor kill each other's processes of the student's user). Empty: kDefaultLock as root,
-    // else the temporary folder's classroom-grading-<uid>.lock.
+    // else $XDG_RUNTIME_DIR's or $HOME's .classroom-grading.lock. Its folder must be one no
+    // other user may write.
     // Gradings in separate containers on one GPU need a path on a folder they share.
     fs::path lock;
 };
-extern const char* const kDefaultLock;  // /run/lock/classroom-grading.lock
+extern const char* const kDefaultLock;  // /run/classroom/grading.lock
 
 struct Graded {
     GradeResults results;

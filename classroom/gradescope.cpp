@@ -7,10 +7,16 @@ namespace classroom {
 
 namespace {
 
+// Points (in hundredths: partial performance credit is rounded to them) and time ratios, to
+// six decimals without trailing zeros: 100, 87.5, 199.97, 1.012. (Four significant digits
+// would print a total of 199.97 as 200.)
 std::string number(double value) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", value);
-    return text;
+    char text[64];
+    std::snprintf(text, sizeof text, "%.6f", value);
+    std::string s = text;
+    while (s.size() > 1 && s.back() == '0' && s.find('.') != std::string::npos) s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s == "-0" ? "0" : s;
 }
 
 }  // namespace

@@ -58,10 +58,10 @@ const char* kUsage =
     "      Builds the grader's own programs (the judge, the reference workers) from the autograder alone;\n"
     "      Gradescope's setup.sh runs it, then removes their sources.\n"
     "  classroom batch --autograder DIR --submissions DIR --out DIR [--run-as USER] [--time-budget SECONDS]\n"
-    "                  [--jobs J] [--allow-root]\n"
+    "                  [--jobs J] [--allow-unisolated]\n"
     "      Grades each subfolder of --submissions (one per student) in a fresh work folder, each by a grade of its\n"
     "      own: OUT/<name>/report.txt and results.json, and OUT/scores.csv (exit status 3: some could not be graded).\n"
-    "      As root it needs --run-as USER, or --allow-root to run every student's code as root.\n"
+    "      It needs root and --run-as USER, or --allow-unisolated to run every student's code as the grader's user.\n"
     "  classroom selftest AUTOGRADER_DIR [--run-as USER]\n"
     "      Grades the autograder's reference (expects full marks) and the handed-out stub (expects 0) on this\n"
     "      machine's GPU. Exit status: 0 both hold, 1 one does not, 3 it could not tell (no GPU).\n"
@@ -82,7 +82,7 @@ struct Args {
     std::map<std::string, std::string> named;
 };
 
-// `options` take a value (--out DIR); `flags` stand alone (--allow-root) and read as "".
+// `options` take a value (--out DIR); `flags` stand alone (--allow-unisolated) and read as "".
 Args parse(int argc, char** argv, const std::vector<std::string>& options, const std::vector<std::string>& flags = {}) {
     Args args;
     for (int i = 2; i < argc; ++i) {
@@ -276,7 +276,7 @@ int main(int argc, char** argv) {
         }
         if (command == "batch") {
             const Args args = parse(argc, argv, {"--autograder", "--submissions", "--out", "--run-as", "--time-budget", "--jobs"},
-                                    {"--allow-root"});
+                                    {"--allow-unisolated"});
             if (!args.positional.empty() || !has_all(args, {"--autograder", "--submissions", "--out"})) {
                 throw Usage("batch needs --autograder DIR, --submissions DIR and --out DIR");
             }
@@ -289,7 +289,8 @@ int main(int argc, char** argv) {
             options.time_budget = number(args, "--time-budget", 0);
             options.jobs = number(args, "--jobs", 0);
             std::string warning;
-            const std::string refusal = root_refusal(geteuid() == 0, options.run_as, args.named.count("--allow-root") > 0, warning);
+            const std::string refusal =
+                isolation_refusal(geteuid() == 0, options.run_as, args.named.count("--allow-unisolated") > 0, warning);
             if (!refusal.empty()) throw Usage(refusal);
             if (!warning.empty()) std::fprintf(stderr, "classroom: %s\n", warning.c_str());
             return grade_batch(options, std::cout);

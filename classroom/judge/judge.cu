@@ -1037,6 +1037,14 @@ int Judge::perf() {
                 evidence.calibrated_reference_request_ms, evidence.reference_request_ms, trust.reference_slowdown,
                 timing_model::kMaxReferenceSlowdown, evidence.calibrated_fixed_ms, evidence.fixed_ms, trust.fixed_rise_ms,
                 timing_model::kMaxFixedRiseMs, trust.fastest_credible_ms);
+    // The previous stage against the reference while no process of the submission existed:
+    // the grader's partial credit takes the smaller of this and the rounds' ratio, so that a
+    // submission cannot widen its own credit by slowing the previous stage's blocks.
+    if (!calibration_large[1].empty() && !calibration_large[2].empty()) {
+        const double f = evidence.calibrated_fixed_ms;
+        std::printf("CALIBRATED previous_vs_reference=%.6f\n",
+                    (median(calibration_large[2]) - f) / (median(calibration_large[1]) - f));
+    }
     if (trust.trusted) std::printf("TRUST ok\n");
     else std::printf("TRUST UNTRUSTED %s\n", trust.why.c_str());
     // The floor: no request reads its bytes faster than the memory can deliver them (the

@@ -498,7 +498,7 @@ TEST(Grading, WaitsForTheMachineLock) {
     options.submission = out / "student";
     options.work = out / "work";
     options.lock = lock;
-    options.time_budget = 4;
+    options.time_budget = 10;  // a fifth of it: 2 s of waiting
     const auto start = std::chrono::steady_clock::now();
     const Graded graded = grade(options);
     EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 2.0);
@@ -506,6 +506,16 @@ TEST(Grading, WaitsForTheMachineLock) {
     EXPECT_NE(graded.results.output.find("another grading held"), std::string::npos) << graded.results.output;
     EXPECT_FALSE(fs::exists(options.work / "build")) << "nothing is built while another grading holds the machine";
     close(held);
+
+    // A lock in a folder other users may write is no lock: one of them could remove it, or
+    // make it first.
+    const fs::path shared = out / "shared";
+    fs::create_directories(shared);
+    fs::permissions(shared, fs::perms::all);
+    options.lock = shared / "grading.lock";
+    const Graded untrusted = grade(options);
+    EXPECT_EQ(untrusted.exit_status, 3);
+    EXPECT_NE(untrusted.results.output.find("may be written by other users"), std::string::npos) << untrusted.results.output;
 }
 
 // The rubric: its file, its arithmetic, and the handouts that show it.
@@ -617,7 +627,8 @@ TEST(Results, JsonFollowsGradescopeSpecification) {
     results.tests.push_back({"4.2", "reduce4: hidden cases, int", 0, 10, false,
                              "FAIL n=3 type=int block=64: expected 5, got 7\ttab\x01" "control", "after_due_date",
                              {"reduce4", "hidden", "int"}});
-    results.tests.push_back({"", "reduce4: performance", 25, 25, true, "", "visible", {}});
+    results.tests.push_back({"", "reduce4: performance", 24.97, 25, false, "", "visible", {}});  // partial credit
+    results.tests.push_back({"5.1", "reduce5: public cases", 100, 100, true, "", "visible", {}});
     results.leaderboard.push_back({"reduce4 time / reference", 1.0123, true});
     results.extra_data.push_back({"seed", "42"});
     results.extra_data.push_back({"time_ratios", "{\"reduce4\": {\"vs_reference\": 1.0123}}"});
@@ -633,7 +644,9 @@ TEST(Results, JsonFollowsGradescopeSpecification) {
     // The leaderboard: Gradescope's {name, value, order} entries; a time ratio sorts ascending.
     ASSERT_EQ(r.at("leaderboard").array.size(), 1u);
     EXPECT_EQ(r.at("leaderboard").array[0].at("name").string, "reduce4 time / reference");
-    EXPECT_NEAR(r.at("leaderboard").array[0].at("value").number, 1.012, 1e-9);
+    EXPECT_NEAR(r.at("leaderboard").array[0].at("value").number, 1.0123, 1e-9);
+    // Hundredths of a point survive into the total (four significant digits once made 144.97 145).
+    EXPECT_NEAR(r.at("score").number, 144.97, 1e-9);
     EXPECT_EQ(r.at("leaderboard").array[0].at("order").string, "asc");
     EXPECT_EQ(r.at("extra_data").at("seed").number, 42);
     EXPECT_NEAR(r.at("extra_data").at("time_ratios").at("reduce4").at("vs_reference").number, 1.0123, 1e-12);
@@ -648,10 +661,10 @@ TEST(Results, JsonFollowsGradescopeSpecification) {
 
 // Batch, selftest and similarity --------------------------------------------------------
 
-// `classroom ARGS...`, run as the instructor would; as root it may run student code as root
-// only when told to (the batch's refusal is tested on its own below).
+// `classroom ARGS...`, run as the instructor would; a batch here runs unisolated, told to
+// (the refusal is tested on its own below).
 ProcessResult classroom_tool(std::vector<std::string> args) {
-    if (geteuid() == 0 && !args.empty() && args[0] == "batch") args.push_back("--allow-root");
+    if (!args.empty() && args[0] == "batch") args.push_back("--allow-unisolated");
     return classroom_command(args, 600);
 }
 
@@ -662,20 +675,21 @@ std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
-TEST(Batch, RefusesToRunStudentCodeAsRootWithoutRunAs) {
+TEST(Batch, RefusesToGradeUnisolatedUnlessTold) {
     std::string warning;
-    EXPECT_NE(root_refusal(true, "", false, warning).find("--run-as"), std::string::npos);
-    EXPECT_EQ(root_refusal(true, "", true, warning), "");  // --allow-root: the risk accepted, and said
-    EXPECT_NE(warning.find("as root"), std::string::npos);
-    EXPECT_EQ(lines_of(warning).size(), 1u);
-    EXPECT_EQ(root_refusal(true, "classroom-student", false, warning), "");
-    EXPECT_EQ(warning, "");
-    EXPECT_EQ(root_refusal(false, "", false, warning), "");
+    // As root without --run-as, and without root at all: one student's code could reach the next's grading.
+    for (bool root : {true, false}) {
+        EXPECT_NE(isolation_refusal(root, "", false, warning).find("--run-as"), std::string::npos) << root;
+        EXPECT_EQ(isolation_refusal(root, "", true, warning), "") << root;  // the risk accepted, and said
+        EXPECT_NE(warning.find(root ? "as root" : "replace the grader's own programs"), std::string::npos) << warning;
+        EXPECT_EQ(lines_of(warning).size(), 1u);
+    }
+    EXPECT_EQ(isolation_refusal(true, "classroom-student", false, warning), "");
     EXPECT_EQ(warning, "");
 }
 
 // Without a GPU nothing can be graded: every submission is a row with exit status 3 and
-// empty scores, never a zero; and each still has its own fresh work folder.
+// empty scores, never a zero; and each still has its own fresh work folder, removed after.
 TEST(Batch, EachSubmissionGetsAFreshWorkFolderAndARowThatSaysItWasNotGraded) {
     const std::string no_gpu = gpu_missing();
     if (no_gpu.empty()) GTEST_SKIP() << "a GPU is here: the grading tests grade real submissions";
@@ -696,10 +710,16 @@ TEST(Batch, EachSubmissionGetsAFreshWorkFolderAndARowThatSaysItWasNotGraded) {
     EXPECT_NE(batch.output.find("ignored: notes.txt"), std::string::npos) << batch.output;
     for (const char* name : {"alice", "bob", "carol"}) {
         const fs::path graded = out / "graded" / name;
-        EXPECT_TRUE(fs::is_directory(graded / "work")) << name;
-        EXPECT_TRUE(fs::is_empty(graded / "work")) << name << ": a work folder is fresh for each submission";
+        // The work folder was made fresh (alice's stale file is gone) and removed after the
+        // grading: no student's build is left for anyone to read.
+        EXPECT_FALSE(fs::exists(graded / "work")) << name;
         EXPECT_NE(read_file(graded / "report.txt").find("not graded: no GPU"), std::string::npos) << name;
+        EXPECT_EQ(fs::status(graded / "report.txt").permissions() & (fs::perms::group_all | fs::perms::others_all),
+                  fs::perms::none)
+            << name << ": the report quotes the student's code, for the instructor alone";
     }
+    EXPECT_EQ(fs::status(out / "graded/trusted").permissions() & (fs::perms::group_all | fs::perms::others_all),
+              fs::perms::none);
     EXPECT_EQ(lines_of(read_file(out / "graded/scores.csv")),
               (std::vector<std::string>{"name,score,max,exit_status", "alice,,,3", "bob,,,3", "carol,,,3"}));
 

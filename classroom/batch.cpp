@@ -291,12 +291,18 @@ int grade_batch(const BatchOptions& options, std::ostream& log) {
     const std::vector<Submission> submissions = list_submissions(options.submissions, &ignored);
     for (const std::string& name : ignored) log << "ignored: " << name << " is not a folder (one folder per student)\n";
     if (submissions.empty()) throw std::invalid_argument(options.submissions.string() + " has no submission folders");
+    for (const Submission& s : submissions) {
+        if (s.name == "trusted") {
+            throw std::invalid_argument("a submission folder is named 'trusted', which is the judge's folder in OUT: rename it");
+        }
+    }
     const std::string no_gpu = gpu_missing();
     if (!no_gpu.empty()) log << "classroom batch: " << no_gpu << ": every submission is recorded as could not grade (3)\n";
     make_private_folder(options.out, 0711);
     make_private_folder(options.out / "trusted", 0700);  // the judge and the reference workers: never the students'
     const std::vector<BatchRow> rows = grade_each(options, submissions, no_gpu, log);
     write_file(options.out / "scores.csv", scores_csv(rows));
+    chmod((options.out / "scores.csv").c_str(), 0600);  // every student's score: the instructor's alone
     int ungraded = 0;
     for (const BatchRow& row : rows) ungraded += row.graded() ? 0 : 1;
     log << "classroom batch: " << rows.size() - ungraded << " of " << rows.size() << " submissions graded; "

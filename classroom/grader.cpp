@@ -714,7 +714,8 @@ std::string unsafe_lock_folder(const fs::path& folder) {
 }
 
 // The lock's default place: as root /run/classroom (made 0700); otherwise the user's runtime
-// folder ($XDG_RUNTIME_DIR) or home, never a folder other users may write.
+// folder ($XDG_RUNTIME_DIR) or home, else a folder of its own (0700) in the temporary
+// folder; never a folder other users may write.
 fs::path default_lock() {
     if (geteuid() == 0) {
         mkdir("/run/classroom", 0700);
@@ -724,7 +725,9 @@ fs::path default_lock() {
         const char* folder = std::getenv(variable);
         if (folder && *folder && unsafe_lock_folder(folder).empty()) return fs::path(folder) / ".classroom-grading.lock";
     }
-    return fs::temp_directory_path() / ("classroom-grading-" + std::to_string(geteuid()) + ".lock");
+    const fs::path own = fs::temp_directory_path() / ("classroom-grading-" + std::to_string(geteuid()));
+    mkdir(own.c_str(), 0700);  // made by another user first, it is refused by MachineLock
+    return own / "grading.lock";
 }
 
 // The machine's grading lock: an exclusive flock on a file only its owner may open, in a

@@ -52,7 +52,7 @@ const char* kUsage =
     "                  [--trusted DIR] [--run-as USER] [--time-budget SECONDS] [--lock FILE]\n"
     "      Grades a student tree, or a folder holding the edited reduceN/kernel.cu files, on this machine's GPU.\n"
     "      As root, --run-as USER builds and runs the submission as USER, apart from the grader.\n"
-    "      One grading at a time per machine: each holds --lock FILE (default /run/lock/classroom-grading.lock).\n"
+    "      One grading at a time per machine: each holds --lock FILE (default as root /run/classroom/grading.lock).\n"
     "      Exit status: 0 full marks, 1 points lost, 2 usage error, 3 the grader could not grade.\n"
     "  classroom prepare --autograder DIR [--trusted DIR] [--jobs J]\n"
     "      Builds the grader's own programs (the judge, the reference workers) from the autograder alone;\n"

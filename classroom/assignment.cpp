@@ -59,6 +59,10 @@ std::string public_tests_filter(int stage) {
     return stage == 7 ? filter + ":Reduce7*" : filter;
 }
 
+double GradingRubric::stage_total() const {
+    return public_cases + hidden_groups().size() * hidden_group + racecheck + memcheck + performance;
+}
+
 double GradingRubric::threshold(int stage) const {
     const auto it = full_points_at.find(stage);
     return it != full_points_at.end() ? it->second : grading_of(stage).max_time_ratio;

@@ -75,7 +75,7 @@ struct GradingRubric {
     // (the judge's noise could otherwise decide it); 0: never.
     double remeasure_band = 0.02;
 
-    double stage_total() const { return public_cases + 4 * hidden_group + racecheck + memcheck + performance; }
+    double stage_total() const;  // every part once, the hidden groups each (hidden_groups())
     double threshold(int stage) const;
     // The performance points of a verified timing.
     double performance_points(int stage, double vs_reference, double previous_vs_reference) const;

@@ -32,11 +32,7 @@ constexpr int kGraderError = -1;
 // The files a student edits: reduceN/kernel.cu of every assigned stage (the manifest's
 // "editable" lines).
 std::vector<std::string> editable_paths(const fs::path& autograder) {
-    std::vector<std::string> paths;
-    for (const ManifestEntry& e : parse_manifest(read_file(autograder / "manifest.txt"))) {
-        if (e.role == "editable") paths.push_back(e.path);
-    }
-    return paths;
+    return editable_paths(parse_manifest(read_file(autograder / "manifest.txt")));
 }
 
 // "reduce4/kernel.cu" -> "reduce4_kernel.cu": one folder per student, every stage's kernel in it.

@@ -271,6 +271,14 @@ std::vector<ManifestEntry> parse_manifest(const std::string& text) {
     return entries;
 }
 
+std::vector<std::string> editable_paths(const std::vector<ManifestEntry>& entries) {
+    std::vector<std::string> paths;
+    for (const ManifestEntry& e : entries) {
+        if (e.role == "editable") paths.push_back(e.path);
+    }
+    return paths;
+}
+
 void write_tree(const Tree& tree, const fs::path& dir) {
     fs::remove_all(dir);
     for (const auto& [path, file] : tree) {

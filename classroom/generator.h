@@ -38,6 +38,8 @@ struct ManifestEntry {
     std::string hash, role, path;
 };
 std::vector<ManifestEntry> parse_manifest(const std::string& text);
+// The files a student edits: the manifest's `editable` paths (reduceN/kernel.cu), in order.
+std::vector<std::string> editable_paths(const std::vector<ManifestEntry>& entries);
 
 // Writes a tree into `dir` (which is emptied first).
 void write_tree(const Tree& tree, const fs::path& dir);

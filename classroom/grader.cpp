@@ -367,12 +367,10 @@ struct Grader {
     // Each submitted kernel.cu compiled again with the tree's own flags, as the student's
     // user, keeping what the compiler read and made (compiled_check.h); read here only once
     // every process of that user is gone, and only as plain files of that user's.
-    // Returns the problems; sets `infrastructure` when the check itself could not run, and
-    // `not_compiled` when a file did not compile for it (the build then says why; a build
-    // that succeeds after that is refused: the file compiled differently the second time).
-    // The compiled check of each stage not yet refused (`skip`): stage -> why it is refused.
-    // A file that does not compile here is refused too: it is never built, so a file that
-    // compiles differently from one run to the next gains nothing.
+    // Checks each stage not yet refused (`skip`) and returns stage -> why it is refused; sets
+    // `infrastructure` when the check itself could not run. A file that does not compile
+    // here is refused too: it is never built, so a file that compiles differently from one
+    // run to the next gains nothing.
     std::map<int, std::string> compiled_problems(const SourcePolicy& policy, const std::map<int, std::string>& skip,
                                                  std::string& infrastructure) {
         std::map<int, std::string> refused;
@@ -537,6 +535,25 @@ struct Grader {
         bool complete() const { return t.count("submission") && t.count("reference") && t.count("previous"); }
         double vs_reference() const { return t.at("submission").median / t.at("reference").median; }
         double previous_vs_reference() const { return t.at("previous").median / t.at("reference").median; }
+        // Where partial credit ends: the smaller of the previous stage's ratio in the rounds
+        // and in the calibration (timed before any process of the submission existed, so that
+        // slowing the previous stage's blocks cannot widen the credit).
+        double previous_for_credit() const {
+            static const std::regex line(R"(^CALIBRATED previous_vs_reference=([0-9.eE+-]+)$)");
+            std::smatch m;
+            for (const std::string& l : lines_starting(run.output, "CALIBRATED ")) {
+                if (std::regex_match(l, m, line) && std::stod(m[1]) > 0) {
+                    return std::min(previous_vs_reference(), std::stod(m[1]));
+                }
+            }
+            return previous_vs_reference();
+        }
+        // The judge's FLOOR line when it says BROKEN (a request faster than the GPU's memory
+        // can read its inputs), else "".
+        std::string broken_floor() const {
+            const auto floor = lines_starting(run.output, "FLOOR ");
+            return !floor.empty() && floor.back().find("BROKEN") != std::string::npos ? floor.back() : "";
+        }
     };
     Judged time_submission(int stage, const std::string& worker) {
         const fs::path reference_build = trusted / "reference-build";
@@ -580,23 +597,7 @@ struct Grader {
         };
         if (untrusted(j)) return;
         double vs_reference = j.vs_reference();
-        double previous_vs_reference = j.previous_vs_reference();
-        // Partial credit ends at the previous stage's ratio: the smaller of the rounds' and the
-        // calibration's (timed before any process of the submission existed, so that slowing
-        // the previous stage's blocks cannot widen the credit).
-        auto calibrated_previous = [](const Judged& judged) {
-            static const std::regex line(R"(^CALIBRATED previous_vs_reference=([0-9.eE+-]+)$)");
-            std::smatch m;
-            for (const std::string& l : lines_starting(judged.run.output, "CALIBRATED ")) {
-                if (std::regex_match(l, m, line)) return std::stod(m[1]);
-            }
-            return 0.0;
-        };
-        auto previous_for_credit = [&](const Judged& judged, double rounds) {
-            const double calibrated = calibrated_previous(judged);
-            return calibrated > 0 ? std::min(rounds, calibrated) : rounds;
-        };
-        previous_vs_reference = previous_for_credit(j, previous_vs_reference);
+        double previous_vs_reference = j.previous_for_credit();
         std::string again;
         // Near the threshold the judge's noise could decide: one more timing, the two averaged.
         if (rubric.remeasure_band > 0 && std::abs(vs_reference - full_at) <= rubric.remeasure_band &&
@@ -612,24 +613,18 @@ struct Grader {
                 return;
             }
             if (untrusted(second)) return;
-            const bool second_floor_broken = [&] {
-                const auto f = lines_starting(second.run.output, "FLOOR ");
-                return !f.empty() && f.back().find("BROKEN") != std::string::npos;
-            }();
-            if (!second.t.at("submission").verified || second_floor_broken) j = second;
+            if (!second.t.at("submission").verified || !second.broken_floor().empty()) j = second;
             again = "\nWithin " + fixed(rubric.remeasure_band, 2) + " of the threshold, so timed twice: " +
                     fixed(vs_reference, 3) + "x and " + fixed(second.vs_reference(), 3) + "x, averaged.";
             vs_reference = (vs_reference + second.vs_reference()) / 2;
-            previous_vs_reference =
-                (previous_vs_reference + previous_for_credit(second, second.previous_vs_reference())) / 2;
+            previous_vs_reference = (previous_vs_reference + second.previous_for_credit()) / 2;
         }
         const Timing& sub = j.t.at("submission");
         const Timing& ref = j.t.at("reference");
         const Timing& prev = j.t.at("previous");
         const double vs_previous = sub.median / prev.median;
-        const auto floor = lines_starting(j.run.output, "FLOOR ");
-        const bool floor_broken = !floor.empty() && floor.back().find("BROKEN") != std::string::npos;
-        const double earned = sub.verified && !floor_broken
+        const std::string broken_floor = j.broken_floor();
+        const double earned = sub.verified && broken_floor.empty()
                                   ? rubric.performance_points(stage, vs_reference, previous_vs_reference)
                                   : 0;
         std::ostringstream out;
@@ -656,7 +651,7 @@ struct Grader {
             out << "\nA timed run gave a wrong sum: no points.";
             for (const std::string& f : lines_starting(j.run.output, "PERF_FAILURE submission ")) out << " " << f;
         }
-        if (floor_broken) out << "\nA timed request was faster than the GPU's memory can read its inputs: not credible, no points (" << floor.back() << ").";
+        if (!broken_floor.empty()) out << "\nA timed request was faster than the GPU's memory can read its inputs: not credible, no points (" << broken_floor << ").";
         add_points(stage, title, points, earned, out.str(), {"performance"});
         ratios.push_back({stage, vs_reference, vs_previous, previous_vs_reference});
     }
@@ -693,11 +688,12 @@ struct Grader {
         part("performance", rubric.performance, "performance", [&] { performance(stage, gate_open, worker); });
     }
 
-    // Every stage's lines at zero, for one reason (a refusal, a failed build, no GPU).
-    void zero_every_stage(const std::string& why) {
+    // Every stage's lines at zero: a refused stage for its own reason, the others for `why`
+    // (a refusal of the whole submission, a failed build, no GPU).
+    void zero_every_stage(const std::string& why, const std::map<int, std::string>& refused = {}) {
         for (int k : assignment.stages()) {
             line_number = 0;
-            add_zeros(k, why);
+            add_zeros(k, refused.count(k) ? refused.at(k) : why);
         }
     }
 };
@@ -793,17 +789,15 @@ SourcePolicy source_policy_of(const fs::path& autograder) {
 std::map<int, std::string> refuse_stages(const fs::path& autograder, const SourcePolicy& policy,
                                          std::map<std::string, std::string>& editable) {
     std::map<int, std::string> refused;
-    const auto entries = parse_manifest(read_file(autograder / "manifest.txt"));
-    for (const ManifestEntry& e : entries) {
-        if (e.role != "editable") continue;
-        const int stage = stage_of(e.path);
-        const auto submitted = editable.find(e.path);
+    for (const std::string& path : editable_paths(parse_manifest(read_file(autograder / "manifest.txt")))) {
+        const int stage = stage_of(path);
+        const auto submitted = editable.find(path);
         if (submitted == editable.end()) {
-            refused[stage] = "not submitted: the submission has no " + e.path + " (upload the tree or a zip of it, with its "
+            refused[stage] = "not submitted: the submission has no " + path + " (upload the tree or a zip of it, with its "
                              "reduceN/ folders). Score 0 for " + stage_name(stage) + ".";
         } else {
             std::string problems;
-            for (const std::string& p : check_source(e.path, submitted->second, stage,
+            for (const std::string& p : check_source(path, submitted->second, stage,
                                                      local_headers(autograder / "student_tree", stage), policy)) {
                 problems += p + "\n";
             }
@@ -812,15 +806,15 @@ std::map<int, std::string> refuse_stages(const fs::path& autograder, const Sourc
                              "source_policy.txt). Score 0 for " + stage_name(stage) + ":\n" + problems;
         }
         // The handed-out stub builds in its place, so that the other stages can be graded.
-        editable[e.path] = read_file(autograder / "student_tree" / e.path);
+        editable[path] = read_file(autograder / "student_tree" / path);
     }
     return refused;
 }
 
 // The folder the submission's tree starts in: the submission itself, or the one folder a
 // zip of the tree unpacked into (`my-reduce/reduce3/kernel.cu`).
-fs::path submission_root(const fs::path& submission, const std::vector<std::string>& editable_paths) {
-    for (const std::string& p : editable_paths) {
+fs::path submission_root(const fs::path& submission, const std::vector<std::string>& paths) {
+    for (const std::string& p : paths) {
         if (fs::exists(fs::symlink_status(submission / p))) return submission;
     }
     std::error_code ignored;
@@ -838,11 +832,8 @@ fs::path submission_root(const fs::path& submission, const std::vector<std::stri
 std::string check_submission(const fs::path& autograder, const fs::path& uploaded,
                              std::map<std::string, std::string>& editable, std::vector<std::string>* ignored) {
     const auto entries = parse_manifest(read_file(autograder / "manifest.txt"));
-    std::vector<std::string> editable_paths;
-    for (const ManifestEntry& e : entries) {
-        if (e.role == "editable") editable_paths.push_back(e.path);
-    }
-    const fs::path submission = submission_root(uploaded, editable_paths);
+    const std::vector<std::string> paths = editable_paths(entries);
+    const fs::path submission = submission_root(uploaded, paths);
     for (const ManifestEntry& e : entries) {
         const fs::path file = submission / e.path;
         // A link could point the grader (root, on Gradescope) at a file of its own.
@@ -861,16 +852,16 @@ std::string check_submission(const fs::path& autograder, const fs::path& uploade
         }
     }
     // A Gradescope upload of the one file of a one-stage assignment arrives without its folder.
-    if (editable.empty() && editable_paths.size() == 1 && !fs::is_symlink(fs::symlink_status(submission / "kernel.cu")) &&
+    if (editable.empty() && paths.size() == 1 && !fs::is_symlink(fs::symlink_status(submission / "kernel.cu")) &&
         fs::is_regular_file(submission / "kernel.cu")) {
-        editable[editable_paths[0]] = read_file(submission / "kernel.cu");
+        editable[paths[0]] = read_file(submission / "kernel.cu");
     }
     // A stage that is missing costs only itself (refuse_stages); nothing at all is a refusal.
     if (editable.empty()) {
         std::string expected;
-        for (const std::string& p : editable_paths) expected += (expected.empty() ? "" : ", ") + p;
+        for (const std::string& p : paths) expected += (expected.empty() ? "" : ", ") + p;
         return "refused: the submission has no " + expected + " (upload " +
-               (editable_paths.size() == 1 ? "the file itself, or " : "") + "the tree or a zip of it). Score 0.";
+               (paths.size() == 1 ? "the file itself, or " : "") + "the tree or a zip of it). Score 0.";
     }
     return "";
 }
@@ -898,6 +889,13 @@ Graded grade(const GradeOptions& options) {
     }
     std::ostringstream header;
     header << "Assignment " << g.assignment.name() << ", graded " << utc_now() << ", seed " << g.seed << ".";
+    auto finish = [&](int status) {
+        g.results.output = header.str();
+        g.results.execution_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - g.start).count();
+        graded.results = g.results;
+        graded.exit_status = status;
+        return graded;
+    };
     // One grading at a time on this machine, before anything of the student's user is
     // started or killed (a second grading's kills would reach the first's processes).
     // The wait counts against the time budget, so it may take a fifth of it at most; past
@@ -907,10 +905,7 @@ Graded grade(const GradeOptions& options) {
     if (!lock.problem.empty()) {
         header << "\nThe grader could not grade: " << lock.problem << ".";
         g.zero_every_stage("not graded: " + lock.problem);
-        g.results.output = header.str();
-        graded.results = g.results;
-        graded.exit_status = 3;
-        return graded;
+        return finish(3);
     }
     if (lock.waited >= 1) header << "\nWaited " << static_cast<int>(lock.waited) << " s for another grading on this machine.";
     become_subreaper();  // nothing a step starts outlives it (kill_leftovers after each)
@@ -937,13 +932,6 @@ Graded grade(const GradeOptions& options) {
     g.results.extra_data.push_back({"seed", std::to_string(g.seed)});
     g.results.extra_data.push_back({"isolated", isolated ? "true" : "false"});
 
-    auto finish = [&](int status) {
-        g.results.output = header.str();
-        g.results.execution_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - g.start).count();
-        graded.results = g.results;
-        graded.exit_status = status;
-        return graded;
-    };
     std::map<std::string, std::string> editable;
     std::vector<std::string> ignored;
     std::string refusal = check_submission(options.autograder, options.submission, editable, &ignored);
@@ -977,10 +965,7 @@ Graded grade(const GradeOptions& options) {
     std::map<int, std::string> refused = refuse_stages(options.autograder, policy, editable);
     for (const auto& [stage, why] : refused) header << "\n" << stage_name(stage) << ": " << why;
     if (refused.size() == g.assignment.stages().size()) {
-        for (int k : g.assignment.stages()) {
-            g.line_number = 0;
-            g.add_zeros(k, refused.at(k));
-        }
+        g.zero_every_stage("", refused);
         return finish(1);
     }
     const std::string unprepared = g.prepare_trusted();
@@ -1010,10 +995,7 @@ Graded grade(const GradeOptions& options) {
         if (!problems.empty()) g.sync_files(options.autograder / "student_tree", g.tree, editable);
     }
     if (refused.size() == g.assignment.stages().size()) {
-        for (int k : g.assignment.stages()) {
-            g.line_number = 0;
-            g.add_zeros(k, refused.at(k));
-        }
+        g.zero_every_stage("", refused);
         return finish(1);
     }
     if (built) built = g.build_submission(build_log);
@@ -1024,10 +1006,7 @@ Graded grade(const GradeOptions& options) {
                                              built ? what : build_log, "visible", {stage_name(k), "build"}});
     }
     if (!built) {
-        for (int k : g.assignment.stages()) {
-            g.line_number = 0;
-            g.add_zeros(k, refused.count(k) ? refused.at(k) : "not run: the build failed");
-        }
+        g.zero_every_stage("not run: the build failed", refused);
         header << "\nThe build failed: see the build test's output for the compiler's errors.";
         return finish(1);
     }

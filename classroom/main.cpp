@@ -68,9 +68,9 @@ const char* kUsage =
     "  classroom similarity --autograder DIR --submissions DIR --out DIR\n"
     "      Exports every submission's kernels with the stub as base code, for JPlag (OUT/jplag) and MOSS\n"
     "      (OUT/moss); OUT/README.txt has the commands and the students missing a stage.\n"
-    "  classroom check [--repo DIR] [--write-handouts yes]\n"
+    "  classroom check [--repo DIR] [--write-handouts]\n"
     "      Checks the solution markers of every stage, that no assignment's tree leaks a solution line, and that\n"
-    "      every handout's rubric table is the default rubric's (--write-handouts yes rewrites them).\n";
+    "      every handout's rubric table is the default rubric's (--write-handouts rewrites them).\n";
 
 
 struct Usage : std::runtime_error {
@@ -329,11 +329,10 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (command == "check") {
-            const Args args = parse(argc, argv, {"--repo", "--write-handouts"});
-            const auto write = args.named.find("--write-handouts");
-            if (write != args.named.end() && write->second != "yes") throw Usage("--write-handouts takes yes");
+            const Args args = parse(argc, argv, {"--repo"}, {"--write-handouts"});
+            if (!args.positional.empty()) throw Usage("check takes no '" + args.positional[0] + "'");
             return check(args.named.count("--repo") ? fs::path(args.named.at("--repo")) : fs::path(CLASSROOM_REPOSITORY),
-                         write != args.named.end());
+                         args.named.count("--write-handouts") > 0);
         }
         if (command == "--help" || command == "-h" || command == "help") {
             std::cout << kUsage;

@@ -569,7 +569,7 @@ TEST(Rubric, EveryHandoutShowsTheDefaultRubricAndGenerateWritesTheGivenOne) {
     for (int k = 1; k <= 7; ++k) {
         const std::string handout = read_file(kRepo / "assignments" / (stage_name(k) + ".md"));
         EXPECT_EQ(handout, handout_with_rubric(handout, default_rubric(Assignment{k, k}), k))
-            << stage_name(k) << ".md: run `classroom check --write-handouts yes`";
+            << stage_name(k) << ".md: run `classroom check --write-handouts`";
     }
     const fs::path out = scratch("rubric");
     const Assignment a{4, 4};

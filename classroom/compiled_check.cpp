@@ -45,6 +45,10 @@ const char* const kAllowedSymbols[] = {
     // the C library: memory and strings, formatting, printing to stdout and stderr, math
     "memcpy", "memmove", "memset", "memcmp", "strlen", "strcmp", "strncmp", "strchr", "strrchr", "strstr", "strtol",
     "strtoul", "strtoll", "strtoull", "strtod", "strtof", "atoi", "atol", "printf", "fprintf", "snprintf",
+    // glibc 2.38 and later name strtol and its kin so under _GNU_SOURCE, which g++ defines
+    // (the same functions, reading C23's 0b prefix too): a newer image's reference would
+    // otherwise be refused
+    "__isoc23_strtol", "__isoc23_strtoul", "__isoc23_strtoll", "__isoc23_strtoull",
     "sprintf", "vsnprintf", "vfprintf", "vprintf", "puts", "fputs", "fputc", "putchar", "fflush", "fwrite", "stdout",
     "stderr", "__printf_chk", "__fprintf_chk", "__snprintf_chk", "__sprintf_chk", "__vsnprintf_chk", "__vfprintf_chk",
     "__memcpy_chk", "__memmove_chk", "__memset_chk", "__strcpy_chk", "__assert_fail", "sqrt*", "cbrt*", "exp", "expf",

@@ -26,6 +26,9 @@
 
 namespace classroom {
 
+// The most processes and threads a step run as the student's user may have at once.
+constexpr rlim_t kStudentTasks = 4096;
+
 std::string find_program(const std::string& name) {
     if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
     const char* path = std::getenv("PATH");
@@ -81,7 +84,14 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& s
         rlimit limit{};
         const int most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? static_cast<int>(limit.rlim_cur) : 65536;
         for (int fd = 3; fd < most; ++fd) close(fd);
-        if (drop && (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0)) _exit(126);
+        if (drop) {
+            // A bound on the user's processes and threads (the kernel counts both, by the
+            // real user id): a submission that spawns without end cannot hang the machine.
+            // The judge's workers have the same bound (judge.cu, kStudentTasks).
+            const rlimit tasks{kStudentTasks, kStudentTasks};
+            if (setrlimit(RLIMIT_NPROC, &tasks) != 0) _exit(126);
+            if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(126);
+        }
         for (const std::string& e : spec.extra_env) putenv(const_cast<char*>(e.c_str()));
         if (!directory.empty() && chdir(directory.c_str()) != 0) _exit(127);
         std::vector<char*> args;

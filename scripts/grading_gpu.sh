@@ -7,7 +7,8 @@
 #
 #   sudo scripts/grading_gpu.sh OUT PART...
 # PART: build             the release preset's classroom, classroom_tests and classroom_grading
-#       host              classroom_tests (the rubric, the forgiving-submission, lock and batch tests)
+#       host[:FILTER]     classroom_tests (the rubric, the forgiving-submission, lock and batch tests),
+#                         or those of a GoogleTest filter
 #       grader1 .. grader7  ctest's classroom_grading_reduceN (every fixture of one assignment)
 #       run_of_stages     ctest's classroom_grading_run_of_stages (reduce3..reduce5, cold and warm)
 #       judge_alone       ctest's classroom_grading_judge_alone (reduce4, the source check off)
@@ -35,6 +36,7 @@ for part in "$@"; do
   case "$part" in
     build) (cmake --preset release && cmake --build --preset release --target classroom classroom_tests classroom_grading) >"$log" 2>&1 ;;
     host) build/release/bin/classroom_tests --gtest_brief=1 >"$log" 2>&1 ;;
+    host:*) build/release/bin/classroom_tests --gtest_brief=1 --gtest_filter="${part#host:}" >"$log" 2>&1 ;;
     grader[1-7]) ctest_part "classroom_grading_reduce${part#grader}" >"$log" 2>&1 ;;
     run_of_stages) ctest_part classroom_grading_run_of_stages >"$log" 2>&1 ;;
     judge_alone) ctest_part classroom_grading_judge_alone >"$log" 2>&1 ;;

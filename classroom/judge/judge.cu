@@ -168,10 +168,19 @@ int create_fresh(const std::string& path, mode_t mode = 0644) {
     return fd;
 }
 
-// Drops this process's rights to `user`'s, for good: no supplementary groups, the user's
-// group, then the user (in that order: after setuid nothing else may be changed).
+// The most processes and threads the student's user may have at once (the kernel counts
+// both, by the real user id): a submission that spawns without end, say a timer that starts
+// a thread a millisecond, cannot hang the grading machine. The grader's builds and tests,
+// run as that user, have the same bound (classroom/process.cpp).
+constexpr rlim_t kStudentTasks = 4096;
+
+// Drops this process's rights to `user`'s, for good: the bound on its tasks, no
+// supplementary groups, the user's group, then the user (in that order: after setuid
+// nothing else may be changed).
 bool become(const passwd& user) {
-    return setgroups(0, nullptr) == 0 && setgid(user.pw_gid) == 0 && setuid(user.pw_uid) == 0 && getuid() == user.pw_uid;
+    const rlimit tasks{kStudentTasks, kStudentTasks};
+    return setrlimit(RLIMIT_NPROC, &tasks) == 0 && setgroups(0, nullptr) == 0 && setgid(user.pw_gid) == 0 &&
+           setuid(user.pw_uid) == 0 && getuid() == user.pw_uid;
 }
 
 // Every process of `user` (a student's process left running could still write the

@@ -122,9 +122,14 @@ std::string sabotage(const std::string& previous_code, int stage, const std::str
         "    return std::chrono::duration_cast<std::chrono::microseconds>(\n"
         "        std::chrono::steady_clock::now().time_since_epoch()).count();\n}\n"
         "static std::atomic<long long> last_call_us{0};\nstatic std::atomic<bool> started{false};\n"
+        // One spinner at a time on one stream: a timer's SIGEV_THREAD callbacks each get a
+        // new thread, and while a slow (sanitized) kernel runs, thousands would pile up.
+        "static std::atomic<bool> spinning{false};\n"
         "static void spin_while_idle() {  // one warp, about a millisecond at a time, whenever idle\n"
-        "    static thread_local cudaStream_t s = [] { cudaStream_t t; cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking); return t; }();\n"
+        "    if (spinning.exchange(true)) return;\n"
+        "    static cudaStream_t s = [] { cudaStream_t t; cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking); return t; }();\n"
         "    if (now_us() - last_call_us.load() > 2000) { keep_busy<<<1, 32, 0, s>>>(2000000); cudaStreamSynchronize(s); }\n"
+        "    spinning = false;\n"
         "}\n"
         // The daemon: the worker's program again, told by its environment to spin, in a session
         // of its own, for a minute, before main.

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -486,6 +487,25 @@ TEST(Grading, ARefusalCostsOnlyItsStage) {
 
 // Two gradings never share the machine: the second waits for the lock, and past half its
 // time budget it could not grade (exit 3), saying why.
+// What the student's user runs has a bound on its processes and threads, so that a
+// submission that spawns without end cannot hang the grading machine (the judge's workers
+// get the same bound through judge.cu's become()).
+TEST(Process, AStepRunAsAnotherUserHasABoundOnItsTasks) {
+    if (geteuid() != 0 || !getpwnam("nobody")) GTEST_SKIP() << "needs root and a user 'nobody' to run a step as";
+    const std::string limit_line = "grep 'Max processes' /proc/self/limits; id -u";
+    RunSpec spec;
+    spec.run_as = "nobody";
+    spec.timeout_seconds = 60;
+    const ProcessResult r = run_process({"sh", "-c", limit_line}, spec);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(std::regex_search(r.output, std::regex("Max processes +4096 +4096 +processes *\n[1-9][0-9]*\n")))
+        << r.output;
+    // The grader's own steps (no user to drop to) keep this process's bound.
+    spec.run_as.clear();
+    const ProcessResult own = run_process({"sh", "-c", limit_line}, spec);
+    EXPECT_EQ(own.output.find(" 4096 "), std::string::npos) << own.output;
+}
+
 TEST(Grading, WaitsForTheMachineLock) {
     const fs::path out = scratch("lock");
     generate(kRepo, Assignment{4, 4}, out);

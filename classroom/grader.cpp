@@ -591,7 +591,8 @@ struct Grader {
             infrastructure_failed = true;
             add(stage, title, points, false,
                 "could not grade: the grader does not trust this timing: " + trust.back() + "\n" +
-                    last_lines(judged.run.output, 3) + "\nThe instructor regrades it (docs/classroom.md, regrading).",
+                    // the judge's CALIBRATION, CALIBRATED, TRUST and FLOOR lines: the evidence
+                    last_lines(judged.run.output, 4) + "\nThe instructor regrades it (docs/classroom.md, regrading).",
                 {"performance"});
             return true;
         };

@@ -84,8 +84,8 @@ upload() {  # $1: a name; the kernels of every assigned stage from folder $2, as
   tail -1 "$out/run_autograder-$1.out"
   cp /autograder/results/results.json "$out/results-$1.json" 2>/dev/null
   cp /autograder/results/report.txt "$out/report-$1.txt" 2>/dev/null
-  echo "results.json: $(grep -m1 '"score"' /autograder/results/results.json 2>/dev/null || echo none)," \
-       "$(grep -m1 '"execution_time"' /autograder/results/results.json 2>/dev/null)"
+  echo "results.json:$(grep -m1 '"score"' /autograder/results/results.json 2>/dev/null | tr -d ',' || echo ' none')" \
+       "$(grep -m1 '"execution_time"' /autograder/results/results.json 2>/dev/null | tr -d ',')"
 }
 # The "step" lines above print to the upload's .out file; say the time here as well.
 upload reference "$handout/autograder/solution"

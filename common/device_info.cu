@@ -11,7 +11,8 @@ DeviceInfo open_device(int device, std::optional<double> peak_override_gbps) {
     const cudaError_t status = cudaGetDeviceCount(&count);
     if (status != cudaSuccess || count == 0) {
         throw CudaError(std::string("no CUDA device found: ") +
-                        (status != cudaSuccess ? cudaGetErrorString(status) : "the driver reports zero devices"));
+                        (status != cudaSuccess ? cudaGetErrorString(status) : "the driver reports zero devices") +
+                        " (without a GPU, a stage's --explain and the host tests still run)");
     }
     if (device >= count) {
         throw CudaError("--device " + std::to_string(device) + ": this machine has " + std::to_string(count) +

@@ -156,7 +156,14 @@ std::vector<RunConfig> stage_configs(const Stage& stage, const Options& options)
     // Every labelled variant the stage declares (variant.h), on top of the command line's choices.
     std::vector<RunConfig> configs;
     RunConfig config = run_config(options);
-    for (VariantChoices& choices : variant_runs(stage.variants, options.variant_choices, options.type)) {
+    // The GPU open now (open_device came first): a choice it cannot run is left out.
+    int device = 0, major = 0, minor = 0;
+    const bool known = cudaGetDevice(&device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
+    if (!known) cudaGetLastError();
+    for (VariantChoices& choices :
+         variant_runs(stage.variants, options.variant_choices, options.type, known ? major * 10 + minor : 0)) {
         config.variants = std::move(choices);
         configs.push_back(config);
     }

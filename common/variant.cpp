@@ -35,7 +35,7 @@ std::string variant_label(std::span<const Variant> variants, const VariantChoice
 }
 
 std::vector<VariantChoices> variant_runs(std::span<const Variant> variants, const VariantChoices& given,
-                                         ValueType type) {
+                                         ValueType type, int compute_capability) {
     std::vector<VariantChoices> runs = {given};
     for (const Variant& variant : variants) {
         if (!variant.timed_by_variants) continue;
@@ -43,6 +43,10 @@ std::vector<VariantChoices> variant_runs(std::span<const Variant> variants, cons
         for (const VariantChoices& run : runs) {
             for (std::string_view choice : variant.choices) {
                 if (variant.unsupported && !variant.unsupported(choice, type).empty()) continue;
+                if (variant.needs_compute_capability && compute_capability > 0 &&
+                    variant.needs_compute_capability(choice) > compute_capability) {
+                    continue;
+                }
                 longer.push_back(run);
                 longer.back()[std::string(variant.name)] = std::string(choice);
             }

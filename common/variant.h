@@ -33,6 +33,10 @@ struct Variant {
     std::string_view (*default_for)(ValueType type) = nullptr;
     // Why `choice` cannot run on `type` (one line), or "" if it can; nullptr: every choice can.
     std::string (*unsupported)(std::string_view choice, ValueType type) = nullptr;
+    // The compute capability (major * 10 + minor) a choice needs, or 0 for any; nullptr: every
+    // choice runs everywhere. --variants leaves out a choice the GPU cannot run (named on the
+    // command line, it still runs and fails with the reason).
+    int (*needs_compute_capability)(std::string_view choice) = nullptr;
     // --variants times every choice of this variant; false: it holds the choice given (or
     // the default), e.g. for choices that are known to give wrong sums.
     bool timed_by_variants = true;
@@ -63,7 +67,8 @@ std::string_view default_choice(const Variant& variant, ValueType type);
 std::string variant_label(std::span<const Variant> variants, const VariantChoices& choices, ValueType type);
 
 // What --variants times for one stage: every combination of the choices of its
-// timed_by_variants variants that `type` supports (the first variant outermost), each on
-// top of `given` (the choices of the command line). A stage with none: just `given`.
+// timed_by_variants variants that `type` and a GPU of `compute_capability` (major * 10 +
+// minor; 0: unknown, every choice) support (the first variant outermost), each on top of
+// `given` (the choices of the command line). A stage with none: just `given`.
 std::vector<VariantChoices> variant_runs(std::span<const Variant> variants, const VariantChoices& given,
-                                         ValueType type);
+                                         ValueType type, int compute_capability = 0);

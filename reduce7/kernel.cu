@@ -223,6 +223,7 @@ constexpr Variant kFinish = {
     // associative, so atomics are deterministic for int; for float and double the order of
     // the atomic adds varies from run to run, and so would the rounding.
     .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "atomic" : "last-block"; },
+    .needs_compute_capability = [](std::string_view finish) { return finish == "pdl" ? 90 : 0; },
     .always_labelled = true,
 };
 // --loads: how many vector loads each thread issues before it adds any (a tile is that

@@ -224,6 +224,25 @@ TEST(Variants, DefaultsLabelsAndRuns) {
     EXPECT_EQ(variant_runs(kUntimedVariants, {}, ValueType::Int32).size(), 1u);  // untimed: the given choice only
 }
 
+// --variants leaves out a choice that the GPU's compute capability cannot run (reduce7's
+// --finish pdl below 9.0), and keeps it where the capability is enough or unknown (0).
+TEST(Variants, ChoicesTheGpuCannotRunAreLeftOut) {
+    static constexpr std::string_view kLaunchChoices[] = {"plain", "programmatic"};
+    static constexpr Variant kLaunch[] = {
+        {.name = "launch",
+         .value_name = "L",
+         .choices = kLaunchChoices,
+         .help = "plain | programmatic",
+         .needs_compute_capability = [](std::string_view launch) { return launch == "programmatic" ? 90 : 0; }},
+    };
+    const auto count = [&](int capability) { return variant_runs(kLaunch, {}, ValueType::Int32, capability).size(); };
+    EXPECT_EQ(count(75), 1u);
+    EXPECT_EQ(count(89), 1u);
+    EXPECT_EQ(count(90), 2u);
+    EXPECT_EQ(count(100), 2u);
+    EXPECT_EQ(count(0), 2u);
+}
+
 TEST(Options, Sweep) {
     const SizeSweep sweep = parse_sweep("2^10:2^28");
     EXPECT_EQ(sweep.from_log2, 10);

@@ -207,6 +207,11 @@ int run_program(int argc, char** argv, const Program& program) {
             const Stage& stage = *program.stages.back();
             const TreeTrace trace = stage.trace(static_cast<unsigned>(options.block));
             print_explain(std::cout, stage.name, trace, analyze_tree(trace));
+            if (type_size(options.type) != 4) {  // the tree is the same; its bank conflicts are not
+                std::cout << "(--type " << type_name(options.type)
+                          << ": the tree is the same, but the bank conflicts above are for 4-byte values; 8-byte values "
+                             "are not modelled)\n";
+            }
             return 0;
         }
         return with_value_type(options.type,

@@ -108,15 +108,7 @@ std::string drop_dead_links(const std::string& markdown, const std::string& path
     return out + markdown.substr(copied);
 }
 
-// A section of the repository's README, from its "## Title" line to the next "## ".
-std::string readme_section(const std::string& readme, const std::string& title) {
-    const auto start = readme.find("## " + title + "\n");
-    if (start == std::string::npos) return "";
-    const auto end = readme.find("\n## ", start + 1);
-    return readme.substr(start, end == std::string::npos ? std::string::npos : end + 1 - start);
-}
-
-std::string student_readme(const fs::path& repo, const Assignment& a) {
+std::string student_readme(const Assignment& a) {
     std::ostringstream out;
     const std::string first_name = stage_name(a.first);
     out << "# Assignment " << a.name() << ": ";
@@ -146,15 +138,33 @@ std::string student_readme(const fs::path& repo, const Assignment& a) {
         << "Until you have written the missing code, each stage you write fails verification, prints why, e.g.\n\n"
         << "```\n" << first_name << ": ... is not implemented yet (assignment " << a.first << ")\n```\n\n"
         << "and its tests fail. That is the starting point, not a broken setup.\n\n"
-        << "## What you hand in\n\n";
-    for (int k : a.stages()) out << "- `reduce" << k << "/kernel.cu`\n";
-    out << "\nOnly these files are graded: every other file is the one handed out (an edited harness file, test or\n"
-        << "build file is never used; the report says it was ignored).\nUpload "
-        << (a.stages().size() == 1 ? "the `kernel.cu` file itself, or " : "")
+        << "## What you edit and hand in\n\n"
+        << "You write the code where ";
+    for (int k : a.stages()) out << (k == a.first ? "" : ", ") << "`reduce" << k << "/kernel.cu`";
+    out << " says `TODO`. Only that file is graded;\n"
+        << "every other file is the one handed out (an edited harness file, test or build file is never used; the\n"
+        << "report says it was ignored). What a reduction kernel needs (kernels, shared memory, barriers, warp functions, atomics,\n"
+        << "launches on the given stream) is never refused; the appendix lists what is.\n\n"
+        << "Upload " << (a.stages().size() == 1 ? "the `kernel.cu` file itself, or " : "")
         << "this tree or a zip of it, with the `reduceN/` folders kept.\n\n"
-        << "## What your kernel.cu may contain\n\n"
-        << "Kernels and their host launcher: what a stage needs, nothing else. Before building, the grader refuses\n"
-        << "(score 0, with the line and the reason) a file that has:\n\n"
+        << "## Prerequisites\n\n"
+        << "- An NVIDIA GPU of compute capability 7.5 or newer and its driver (without one everything builds,\n"
+        << "  and the host tests and the `--explain` of reduce0 ... reduce3 run).\n"
+        << "- The CUDA Toolkit 12.4 or newer (`nvcc`, and `compute-sanitizer` for the racecheck tests).\n"
+        << "- CMake 3.24 or newer and a C++20 host compiler that your `nvcc` accepts.\n"
+        << "- GoogleTest, for the tests: `sudo apt install libgtest-dev`, or `conda install -c conda-forge gtest`.\n";
+    out << "\n## Layout\n\n```\n"
+        << "reduceN/kernel.cu   one stage: its kernel, host launcher and the Stage it registers\n"
+        << "reduceN/main.cu     three lines: hand the stage to the shared main\n"
+        << "common/             the harness: error checks, timing, exact inputs and verification, options, output\n"
+        << "runner/             reduce_all: every stage, CUB and a device copy in one table\n"
+        << "tests/              GoogleTest: host tests and GPU tests of every stage\n"
+        << "scripts/            profile.sh (Nsight Compute), timeline.sh (Nsight Systems)\n"
+        << "docs/               the chapters of the stages you have, and the profiling guide\n"
+        << "assignments/        the handout\n```\n\n"
+        << "## Appendix: what a kernel.cu may not contain\n\n"
+        << "Before building, the grader refuses (score 0 for that stage, with the line and the reason) a file that\n"
+        << "has:\n\n"
         << "- an `#include` other than `\"stage.h\"` (the stage contract; `\"stages.h\"` too), the headers of your\n"
         << "  stage's own folder and a few standard and CUDA headers (`<cstdint>`, `<cuda/atomic>`,\n"
         << "  `<cooperative_groups.h>`, ...);\n"
@@ -169,21 +179,10 @@ std::string student_readme(const fs::path& repo, const Assignment& a) {
         << "  the device clocks).\n\n"
         << "The grader then compiles the file again and refuses what the compiler read or made that breaks these\n"
         << "rules under another name: a call in the compiled object that is not on its list of what a launcher\n"
-        << "needs, a clock in the PTX, a system call. Comments are not checked. Every point is decided by the grader's own program: it makes fresh inputs,\n"
-        << "sends them to a separate process that runs your launcher, checks each sum itself and keeps the time;\n"
-        << "what your program prints or its exit status earn nothing. The tests in this tree are for you: the\n"
-        << "grader runs them too, as feedback, worth no points.\n\n";
-    const std::string readme = read_file(repo / "README.md");
-    out << readme_section(readme, "Prerequisites");
-    out << "\n## Layout\n\n```\n"
-        << "reduceN/kernel.cu   one stage: its kernel, host launcher and the Stage it registers\n"
-        << "reduceN/main.cu     three lines: hand the stage to the shared main\n"
-        << "common/             the harness: error checks, timing, exact inputs and verification, options, output\n"
-        << "runner/             reduce_all: every stage, CUB and a device copy in one table\n"
-        << "tests/              GoogleTest: host tests and GPU tests of every stage\n"
-        << "scripts/            profile.sh (Nsight Compute), timeline.sh (Nsight Systems)\n"
-        << "docs/               the chapters of the stages you have, and the profiling guide\n"
-        << "assignments/        the handout\n```\n";
+        << "needs, a clock in the PTX, a system call. Comments are not checked. Every point is decided by the\n"
+        << "grader's own program: it makes fresh inputs, sends them to a separate process that runs your launcher,\n"
+        << "checks each sum itself and keeps the time; what your program prints or its exit status earn nothing.\n"
+        << "The tests in this tree are for you: the grader runs them too, as feedback, worth no points.\n";
     return out.str();
 }
 
@@ -224,7 +223,7 @@ Tree make_student_tree(const fs::path& repo, const Assignment& a) {
     for (auto& [path, file] : tree) {
         if (has_markers(path)) file.text = render_for(file.text, path, a);
     }
-    tree["README.md"] = TreeFile{student_readme(repo, a), false};
+    tree["README.md"] = TreeFile{student_readme(a), false};
     for (auto& [path, file] : tree) {
         if (ends_with(path, ".md")) file.text = drop_dead_links(file.text, path, tree);
     }

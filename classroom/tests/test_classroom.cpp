@@ -155,7 +155,16 @@ TEST(Trees, EveryAssignmentHasTheStagesDocsAndStubsItShould) {
                 EXPECT_EQ(file.text.find("// stub: "), std::string::npos) << path;
             }
         }
-        EXPECT_NE(tree.at("README.md").text.find("ctest --preset release"), std::string::npos);
+        // The student's README: the commands, what to edit and how to upload before the rules,
+        // which come last, in an appendix.
+        const std::string& readme = tree.at("README.md").text;
+        EXPECT_NE(readme.find("ctest --preset release"), std::string::npos);
+        const auto hand_in = readme.find("## What you edit and hand in");
+        const auto upload = readme.find("Upload ");
+        const auto appendix = readme.find("## Appendix: what a kernel.cu may not contain");
+        EXPECT_LT(hand_in, upload) << a.name();
+        EXPECT_LT(upload, appendix) << a.name();
+        EXPECT_NE(appendix, std::string::npos) << a.name();
     }
 }
 

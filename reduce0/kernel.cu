@@ -10,7 +10,8 @@
 // steps every warp issues the step's instructions for a few busy lanes (divergence), and
 // % by a run-time value is a slow, many-instruction operation. `--select bitmask` runs the
 // same test as (tid & (2s - 1)) == 0, with no division (bitmask_select.cuh), so that the
-// two costs can be measured apart (docs/01-divergence.md); reduce1 removes the divergence.
+// two costs can be measured apart (docs/01-divergence.md); reduce1 packs the adding
+// threads into whole warps.
 //
 //   run:      build/release/bin/reduce0 --n 2^26 --type float
 //   variants: build/release/bin/reduce1 --variants --type int --n 2^22

@@ -2,8 +2,9 @@
 //
 // reduce1 plus one idea. The tree now starts with the widest step: at step
 // s = blockDim.x / 2, ..., 2, 1, thread tid < s adds slot tid + s into slot tid. The
-// active threads are still contiguous (no divergence), and now a warp's 32 threads touch
-// 32 consecutive words, one per bank: no bank conflicts at any step.
+// active threads are still contiguous (whole warps; only once fewer than 32 threads add
+// is one warp partly active), and now a warp's 32 threads touch 32 consecutive words, one
+// per bank: no bank conflicts at any step.
 //
 // What it exposes: already at the first step half of the threads have nothing to add;
 // they only loaded one value each (docs/03-first-add.md). reduce3 puts them to work.

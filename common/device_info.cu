@@ -12,7 +12,7 @@ DeviceInfo open_device(int device, std::optional<double> peak_override_gbps) {
     if (status != cudaSuccess || count == 0) {
         throw CudaError(std::string("no CUDA device found: ") +
                         (status != cudaSuccess ? cudaGetErrorString(status) : "the driver reports zero devices") +
-                        " (without a GPU, a stage's --explain and the host tests still run)");
+                        " (without a GPU, the host tests and the --explain of reduce0 ... reduce3 still run)");
     }
     if (device >= count) {
         throw CudaError("--device " + std::to_string(device) + ": this machine has " + std::to_string(count) +

@@ -42,12 +42,13 @@ std::string method_line(const Options& options, const L2Flusher& flusher) {
 
 // What to time, in order: each stage with the options' config, reduce0 unless
 // --no-baseline, and with --variants every labelled variant of each stage.
-std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& program, const Options& options) {
+std::vector<std::pair<const Stage*, RunConfig>> timed_kernels(const Program& program, const Options& options,
+                                                              const DeviceInfo& device) {
     std::vector<std::pair<const Stage*, RunConfig>> kernels;
     for (const Stage* stage : program.stages) {
         const bool only_baseline = stage == &reduce0_stage && program.stages.size() > 1;
         if (!options.baseline && only_baseline) continue;
-        for (RunConfig& config : stage_configs(*stage, options)) kernels.emplace_back(stage, std::move(config));
+        for (RunConfig& config : stage_configs(*stage, options, device)) kernels.emplace_back(stage, std::move(config));
     }
     return kernels;
 }
@@ -67,7 +68,7 @@ template <typename T>
 int run_typed(const Program& program, const Options& options) {
     const DeviceInfo device = open_device(options.device, options.peak_gbps);
     const std::vector<std::size_t> sizes = run_sizes(options);
-    const auto kernels = timed_kernels(program, options);
+    const auto kernels = timed_kernels(program, options, device);
 
     // Everything the largest size needs must fit before anything is allocated: a request
     // too large for the GPU is one line and exit status 3, not a failure halfway through.
@@ -151,19 +152,13 @@ OperatorProgram& operator_program() {
 }
 }  // namespace
 
-std::vector<RunConfig> stage_configs(const Stage& stage, const Options& options) {
+std::vector<RunConfig> stage_configs(const Stage& stage, const Options& options, const DeviceInfo& device) {
     if (!options.variants) return {run_config(options)};
     // Every labelled variant the stage declares (variant.h), on top of the command line's choices.
     std::vector<RunConfig> configs;
     RunConfig config = run_config(options);
-    // The GPU open now (open_device came first): a choice it cannot run is left out.
-    int device = 0, major = 0, minor = 0;
-    const bool known = cudaGetDevice(&device) == cudaSuccess &&
-                       cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                       cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == cudaSuccess;
-    if (!known) cudaGetLastError();
-    for (VariantChoices& choices :
-         variant_runs(stage.variants, options.variant_choices, options.type, known ? major * 10 + minor : 0)) {
+    for (VariantChoices& choices : variant_runs(stage.variants, options.variant_choices, options.type,
+                                                device.cc_major * 10 + device.cc_minor)) {
         config.variants = std::move(choices);
         configs.push_back(config);
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda_check.h"
+#include "device_info.h"
 #include "device_input.h"  // TooLargeError
 #include "memory_plan.h"
 #include "operator_program.h"  // --op
@@ -26,8 +27,8 @@ struct Program {
 int run_program(int argc, char** argv, const Program& program);
 
 // The configurations one stage is timed with: the command line's, or with --variants one
-// per combination of the labelled variants the stage declares.
-std::vector<RunConfig> stage_configs(const Stage& stage, const Options& options);
+// per combination of the labelled variants the stage declares that `device` can run.
+std::vector<RunConfig> stage_configs(const Stage& stage, const Options& options, const DeviceInfo& device);
 
 // The sizes a run times: every 2^K of --sweep, or --n.
 std::vector<std::size_t> run_sizes(const Options& options);

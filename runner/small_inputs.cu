@@ -140,10 +140,11 @@ void print_rows(std::ostream& out, const std::vector<Row>& rows) {
 
 // Every (stage, config) to time: each stage at the command line's choices, or with
 // --variants every labelled variant it declares.
-std::vector<std::pair<const Stage*, RunConfig>> stage_runs(const SmallOptions& small, const Options& options) {
+std::vector<std::pair<const Stage*, RunConfig>> stage_runs(const SmallOptions& small, const Options& options,
+                                                           const DeviceInfo& device) {
     std::vector<std::pair<const Stage*, RunConfig>> runs;
     for (const Stage* stage : small.stages) {
-        for (RunConfig& config : stage_configs(*stage, options)) runs.emplace_back(stage, std::move(config));
+        for (RunConfig& config : stage_configs(*stage, options, device)) runs.emplace_back(stage, std::move(config));
     }
     return runs;
 }
@@ -178,7 +179,7 @@ template <typename T>
 int run_typed(const SmallOptions& small, const Options& options) {
     const DeviceInfo device = open_device(options.device, options.peak_gbps);
     const std::vector<std::size_t> sizes = run_sizes(options);
-    const auto runs = stage_runs(small, options);
+    const auto runs = stage_runs(small, options, device);
     const std::size_t largest = sizes.back();
     MemoryPlan plan = stage_memory_plan<T>(runs, largest, L2Flusher::bytes_for(device.l2_bytes));
     if (small.batch) {

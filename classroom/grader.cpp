@@ -623,8 +623,14 @@ struct Grader {
         double previous_vs_reference = j.previous_for_credit();
         std::string again;
         // Near the threshold the judge's noise could decide: one more timing, the two averaged.
-        if (rubric.remeasure_band > 0 && std::abs(vs_reference - full_at) <= rubric.remeasure_band &&
-            j.t.at("submission").verified && !out_of_time()) {
+        // Only where the budget leaves room for twice the first timing: a second timing cut
+        // short would cost the points the first earned (then the first stands, and says so).
+        const bool near_threshold = rubric.remeasure_band > 0 && std::abs(vs_reference - full_at) <= rubric.remeasure_band &&
+                                    j.t.at("submission").verified;
+        if (near_threshold && remaining() - 15 < 2 * j.run.seconds) {
+            again = "\nWithin " + fixed(rubric.remeasure_band, 2) + " of the threshold, but too little of the grading's "
+                    "time budget was left to time it again: this one timing stands.";
+        } else if (near_threshold) {
             // The second timing is held to what the first was: incomplete is no points, a
             // wrong sum or a broken floor in either counts.
             const Judged second = time_submission(stage, worker);

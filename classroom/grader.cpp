@@ -155,6 +155,7 @@ struct Grader {
     bool infrastructure_failed = false;
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     int line_number = 0;  // of the current stage's rubric lines
+    std::string tests_unbuilt;  // why the tree's own tests did not build ("" when they did)
 
     // --jobs, or the machine's cores.
     std::string build_jobs() const {
@@ -342,18 +343,34 @@ struct Grader {
         }
         return true;
     }
-    bool build_submission(std::string& log) {
-        std::vector<std::string> make = {"cmake", "--build", build.string(), "--parallel", build_jobs(), "--target",
-                                         "gpu_tests"};
-        for (int k : assignment.stages()) make.push_back("grade_worker_" + stage_name(k));
-        ProcessResult built = run_student(make, options.build_timeout);
-        if (built.timed_out) {
-            log = "the build did not finish in time";
-            return false;
+    // Each stage's worker is built on its own (its kernel.cu and the harness, no other stage),
+    // so that a link error costs only that stage (`unbuilt`: stage -> the compiler's words);
+    // then the tree's own tests, which link every stage and earn nothing: their failure to
+    // build is told in their feedback line (`tests_unbuilt`), never a lost stage. False when
+    // the build's time ran out before every worker was built.
+    bool build_submission(std::map<int, std::string>& unbuilt, std::string& log) {
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(options.build_timeout);
+        auto build_target = [&](const std::string& target) {
+            const auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - std::chrono::steady_clock::now());
+            return run_student({"cmake", "--build", build.string(), "--parallel", build_jobs(), "--target", target},
+                               std::max(1, static_cast<int>(left.count())));
+        };
+        for (int k : assignment.stages()) {
+            const ProcessResult built = build_target("grade_worker_" + stage_name(k));
+            if (built.timed_out) {
+                log = "the build did not finish in time";
+                return false;
+            }
+            if (built.exit_code != 0) {
+                unbuilt[k] = "the build of " + stage_name(k) + "'s worker failed; the compiler says:\n" +
+                             compiler_errors(built.output);
+            }
         }
-        if (built.exit_code != 0) {
-            log = "the build failed; the compiler says:\n" + compiler_errors(built.output);
-            return false;
+        const ProcessResult tests = build_target("gpu_tests");
+        if (tests.timed_out) tests_unbuilt = "the tree's tests did not finish building in time";
+        else if (tests.exit_code != 0) {
+            tests_unbuilt = "the tree's tests (gpu_tests, which links every stage) did not build; the compiler says:\n" +
+                            compiler_errors(tests.output);
         }
         // Built: the student's user may run what is there, no longer write it (a worker could
         // otherwise leave a note for a later step in the build folder).
@@ -446,6 +463,11 @@ struct Grader {
         // Worth nothing, so it may not eat the budget of the parts that are (a test that
         // hangs keeps the machine's lock too): a few minutes at most.
         constexpr int kFeedbackSeconds = 180;
+        if (!tests_unbuilt.empty()) {
+            add(stage, "the tree's public tests (feedback, no points)", 0, false,
+                "Feedback only (no points): " + tests_unbuilt, {"feedback"});
+            return;
+        }
         const ProcessResult r = run_student({(build / "bin" / "gpu_tests").string(), "--gtest_filter=" + filter,
                                              "--gtest_brief=1"}, std::min(options.test_timeout, kFeedbackSeconds));
         static const std::regex failure(R"(Failure|FAILED|not implemented|Expected|: got )");
@@ -601,8 +623,14 @@ struct Grader {
         double previous_vs_reference = j.previous_for_credit();
         std::string again;
         // Near the threshold the judge's noise could decide: one more timing, the two averaged.
-        if (rubric.remeasure_band > 0 && std::abs(vs_reference - full_at) <= rubric.remeasure_band &&
-            j.t.at("submission").verified && !out_of_time()) {
+        // Only where the budget leaves room for twice the first timing: a second timing cut
+        // short would cost the points the first earned (then the first stands, and says so).
+        const bool near_threshold = rubric.remeasure_band > 0 && std::abs(vs_reference - full_at) <= rubric.remeasure_band &&
+                                    j.t.at("submission").verified;
+        if (near_threshold && remaining() - 15 < 2 * j.run.seconds) {
+            again = "\nWithin " + fixed(rubric.remeasure_band, 2) + " of the threshold, but too little of the grading's "
+                    "time budget was left to time it again: this one timing stands.";
+        } else if (near_threshold) {
             // The second timing is held to what the first was: incomplete is no points, a
             // wrong sum or a broken floor in either counts.
             const Judged second = time_submission(stage, worker);
@@ -999,14 +1027,24 @@ Graded grade(const GradeOptions& options) {
         g.zero_every_stage("", refused);
         return finish(1);
     }
-    if (built) built = g.build_submission(build_log);
+    std::map<int, std::string> unbuilt;  // stage -> why its worker did not build
+    if (built) built = g.build_submission(unbuilt, build_log);
     for (int k : g.assignment.stages()) {
         g.line_number = 0;
-        const std::string what = refused.count(k) ? "built the handed-out stub in its place (refused)" : "built";
-        g.results.tests.push_back(TestResult{std::to_string(k) + ".0", stage_name(k) + ": build", 0, 0, built,
-                                             built ? what : build_log, "visible", {stage_name(k), "build"}});
+        const bool stage_built = built && !unbuilt.count(k);
+        const std::string what = !built            ? build_log
+                                 : unbuilt.count(k) ? unbuilt.at(k)
+                                 : refused.count(k) ? "built the handed-out stub in its place (refused)"
+                                                    : "built";
+        g.results.tests.push_back(TestResult{std::to_string(k) + ".0", stage_name(k) + ": build", 0, 0, stage_built, what,
+                                             "visible", {stage_name(k), "build"}});
     }
-    if (!built) {
+    for (const auto& [k, why] : unbuilt) {
+        if (refused.count(k)) continue;
+        refused[k] = "not run: " + stage_name(k) + "'s worker did not build (its build line says why)";
+        header << "\n" << stage_name(k) << ": its build failed (see its build line). Score 0 for " << stage_name(k) << ".";
+    }
+    if (!built || unbuilt.size() == g.assignment.stages().size()) {
         g.zero_every_stage("not run: the build failed", refused);
         header << "\nThe build failed: see the build test's output for the compiler's errors.";
         return finish(1);

@@ -302,7 +302,10 @@ TEST_P(JudgeAlone, Holds) {
 // A run of stages, reduce3..reduce5, as the guide recommends: each stage is graded on its
 // own. reduce3's reference 100; reduce3's code in reduce4's place 75 (all but performance);
 // reduce5 refused by the source check 0, which costs only reduce5 (the stub is built in
-// its place). Graded twice: a cold work folder, then a warm one (the times the guide quotes).
+// its place). reduce3 and reduce4 both define the same global, which only the tree's own
+// tests (they link every stage) cannot link: their feedback says so, and no stage loses a
+// point (each worker links one stage). Graded twice: a cold work folder, then a warm one
+// (the times the guide quotes).
 TEST(RunOfStages, EachStageIsGradedOnItsOwn) {
     const std::string missing = gpu_missing();
     if (!missing.empty()) GTEST_SKIP() << missing;
@@ -312,8 +315,9 @@ TEST(RunOfStages, EachStageIsGradedOnItsOwn) {
     generate(kRepo, run, out);
     const fs::path solutions = out / "autograder/solution";
     const fs::path submission = out / "submissions/mixed";
-    write_file(submission / "reduce3/kernel.cu", read_file(solutions / "reduce3/kernel.cu"));
-    write_file(submission / "reduce4/kernel.cu", previous_stage_in_place(solutions, 4));
+    const std::string same_global = "\nint requests_seen = 0;  // in both stages: a clash where they link together\n";
+    write_file(submission / "reduce3/kernel.cu", read_file(solutions / "reduce3/kernel.cu") + same_global);
+    write_file(submission / "reduce4/kernel.cu", previous_stage_in_place(solutions, 4) + same_global);
     write_file(submission / "reduce5/kernel.cu", read_file(solutions / "reduce5/kernel.cu") +
                                                      "\n#include <cstdlib>\nstatic const int quit_early = (std::_Exit(0), 0);\n");
     GradeOptions options;
@@ -328,6 +332,8 @@ TEST(RunOfStages, EachStageIsGradedOnItsOwn) {
         EXPECT_EQ(per_stage[4], Rubric::kTotal - Rubric::kPerformance) << fixture << "\n" << g.output("reduce4: performance");
         EXPECT_EQ(per_stage[5], 0) << fixture;
         EXPECT_NE(g.results.output.find("reduce5: refused by the source check"), std::string::npos) << g.results.output;
+        EXPECT_NE(g.output("reduce3: the tree's public tests").find("did not build"), std::string::npos)
+            << g.output("reduce3: the tree's public tests");
         EXPECT_EQ(g.exit_status, 1) << fixture;
     }
 }

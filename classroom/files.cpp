@@ -20,6 +20,7 @@ void write_file(const fs::path& path, const std::string& text) {
     if (path.has_parent_path()) fs::create_directories(path.parent_path());
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << text;
+    out.close();  // a full disk may refuse only the last bytes, on the flush
     if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 

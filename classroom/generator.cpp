@@ -364,6 +364,8 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     for (const char* name : {"CMakeLists.txt", "judge.cu", "timing_model.h"}) {
         grader[std::string("judge/") + name] = TreeFile{read_file(repo / "classroom/judge" / name), false};
     }
+    // The judge's drop to the student's user is the grader's too (tool/ gets it below).
+    grader["judge/student_user.h"] = TreeFile{read_file(repo / "classroom/student_user.h"), false};
     grader["source_policy.txt"] = TreeFile{source_policy_template(), false};
     grader["rubric.txt"] = TreeFile{rubric_file(rubric, a), false};
     std::string stages;

@@ -27,6 +27,7 @@
 #include "process.h"
 #include "sha256.h"
 #include "source_check.h"
+#include "student_user.h"
 
 namespace classroom {
 
@@ -153,6 +154,7 @@ struct Grader {
     std::uint64_t seed = 0;
     GradeResults results;
     bool infrastructure_failed = false;
+    std::string untrusted_machine;  // why the machine's state makes the grading untrustworthy ("" when it does not)
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
     int line_number = 0;  // of the current stage's rubric lines
     std::string tests_unbuilt;  // why the tree's own tests did not build ("" when they did)
@@ -217,9 +219,24 @@ struct Grader {
 
     // After every step: nothing of the student's user lives on, and nothing it wrote where
     // a later step could read it stays (the shared folders, System V IPC).
-    void end_step() const {
-        kill_leftovers(options.run_as);
+    // A process of the user that outlives SIGKILL could still write into a later step, so
+    // the grading is then not trusted (exit 3: could not grade).
+    void end_step() {
+        const std::string problem = kill_leftovers(options.run_as);
+        if (!problem.empty() && untrusted_machine.empty()) untrusted_machine = problem;
         remove_files_of(options.run_as);
+    }
+    // The grading can be trusted only while the user's task slots are free enough (they
+    // are counted across the whole host, student_user.h): checked before anything of the
+    // student's runs and again at the end. Returns the reason when it cannot ("" if it can).
+    std::string machine_untrusted() {
+        if (untrusted_machine.empty() && !task_slots_free(options.run_as)) {
+            untrusted_machine = "fewer than " + std::to_string(student_user::kTasksAGradingNeeds) + " of the " +
+                                std::to_string(student_user::kTasks) + " task slots of the user " + options.run_as +
+                                " are free: processes of the same user id elsewhere on this host (another grading's "
+                                "container?) hold them, so a build or a worker could fail for a reason not the student's";
+        }
+        return untrusted_machine;
     }
 
     // The judge: ours, run as the grader's own user; the seed reaches it through its
@@ -233,6 +250,10 @@ struct Grader {
         spec.extra_env = {"CLASSROOM_SEED=" + std::to_string(seed)};
         ProcessResult r = run_process(args, spec);
         end_step();
+        // The workers' logs have been read back (their last lines are in the judge's
+        // output): none stays on the disk, however much a submission printed.
+        std::error_code ignored;
+        for (const auto& entry : fs::directory_iterator(logs, ignored)) fs::remove(entry.path(), ignored);
         // The judge's own verdict on itself: its exit status, never a text search of an output
         // that quotes the student's (a launcher's message, a kernel's name in a sanitizer line).
         if (r.exit_code == 3) infrastructure_failed = true;
@@ -919,6 +940,12 @@ Graded grade(const GradeOptions& options) {
     std::ostringstream header;
     header << "Assignment " << g.assignment.name() << ", graded " << utc_now() << ", seed " << g.seed << ".";
     auto finish = [&](int status) {
+        // Checked last of all (after every step's processes were ended), so a failure that
+        // other processes of the user caused is never recorded as the student's.
+        if (!g.machine_untrusted().empty()) {
+            header << "\nThe grader could not grade: " << g.untrusted_machine << ".";
+            status = 3;
+        }
         g.results.output = header.str();
         g.results.execution_time = std::chrono::duration<double>(std::chrono::steady_clock::now() - g.start).count();
         graded.results = g.results;
@@ -938,7 +965,11 @@ Graded grade(const GradeOptions& options) {
     }
     if (lock.waited >= 1) header << "\nWaited " << static_cast<int>(lock.waited) << " s for another grading on this machine.";
     become_subreaper();  // nothing a step starts outlives it (kill_leftovers after each)
-    kill_leftovers(options.run_as);  // nor anything of an earlier grading's
+    g.end_step();  // nor anything of an earlier grading's
+    if (!g.machine_untrusted().empty()) {
+        g.zero_every_stage("not graded: " + g.untrusted_machine);
+        return finish(3);
+    }
     const bool isolated = !options.run_as.empty() && geteuid() == 0;
     if (isolated) {
         // The grader's folders must be its own: a folder the student's user made or may

@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -267,9 +268,12 @@ int main(int argc, char** argv) {
             options.run_as = run_as_user(args);
             const Graded graded = grade(options);
             write_report(std::cout, graded.results);
+            // A file that cannot be written whole (a full disk) ends the run with an error,
+            // never a results.json cut short (run_autograder then records nothing).
             if (!options.report.empty()) {
-                std::ofstream report(options.report);
+                std::ostringstream report;
                 write_report(report, graded.results);
+                write_file(options.report, report.str());
             }
             if (!options.results.empty()) write_file(options.results, results_json(graded.results));
             return graded.exit_status;

@@ -23,11 +23,9 @@
 #include <thread>
 
 #include "files.h"
+#include "student_user.h"
 
 namespace classroom {
-
-// The most processes and threads a step run as the student's user may have at once.
-constexpr rlim_t kStudentTasks = 4096;
 
 std::string find_program(const std::string& name) {
     if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
@@ -54,6 +52,35 @@ bool user_ids(const std::string& user, unsigned& uid, unsigned& gid) {
     gid = pw->pw_gid;
     return true;
 }
+
+namespace {
+
+// A step's output, read back through the descriptor: all of it up to kOutputBytes, else
+// its first and last halves of that with a line that says how much was left out. A
+// submission that prints without end then costs the grader's memory no more than this.
+constexpr std::size_t kOutputBytes = 4u << 20;
+
+std::string read_output(int fd) {
+    struct stat st {};
+    const std::size_t size = fstat(fd, &st) == 0 ? static_cast<std::size_t>(st.st_size) : 0;
+    auto read_at = [fd](std::size_t from, std::size_t bytes) {
+        std::string text(bytes, '\0');
+        std::size_t got = 0;
+        while (got < bytes) {
+            const ssize_t r = pread(fd, &text[got], bytes - got, static_cast<off_t>(from + got));
+            if (r <= 0) break;
+            got += static_cast<std::size_t>(r);
+        }
+        text.resize(got);
+        return text;
+    };
+    if (size <= kOutputBytes) return read_at(0, size);
+    const std::size_t half = kOutputBytes / 2;
+    return read_at(0, half) + "\n[... " + std::to_string(size - 2 * half) + " bytes of output left out ...]\n" +
+           read_at(size - half, half);
+}
+
+}  // namespace
 
 ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& spec) {
     const std::string& directory = spec.directory;
@@ -84,14 +111,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& s
         rlimit limit{};
         const int most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? static_cast<int>(limit.rlim_cur) : 65536;
         for (int fd = 3; fd < most; ++fd) close(fd);
-        if (drop) {
-            // A bound on the user's processes and threads (the kernel counts both, by the
-            // real user id): a submission that spawns without end cannot hang the machine.
-            // The judge's workers have the same bound (judge.cu, kStudentTasks).
-            const rlimit tasks{kStudentTasks, kStudentTasks};
-            if (setrlimit(RLIMIT_NPROC, &tasks) != 0) _exit(126);
-            if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(126);
-        }
+        // Bounds on the user's tasks and on the size of a file it writes (this step's
+        // output too); the judge's workers get the same (student_user.h).
+        if (drop && !student_user::become(uid, gid)) _exit(126);
         for (const std::string& e : spec.extra_env) putenv(const_cast<char*>(e.c_str()));
         if (!directory.empty() && chdir(directory.c_str()) != 0) _exit(127);
         std::vector<char*> args;
@@ -121,8 +143,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& s
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    result.output = read_output(log);
     close(log);
-    result.output = read_file(log_name);
     unlink(log_name);
     if (!result.timed_out && WIFEXITED(status)) {
         result.exit_code = WEXITSTATUS(status);
@@ -165,19 +187,11 @@ std::vector<pid_t> children_of_me() {
 
 }  // namespace
 
-int kill_leftovers(const std::string& user) {
-    int killed = 0;
+std::string kill_leftovers(const std::string& user) {
+    std::string problem;
     unsigned uid = 0, gid = 0;
     if (!user.empty() && geteuid() == 0 && user_ids(user, uid, gid) && uid != 0) {
-        // kill(-1) from a process of that user reaches every process of that user.
-        const pid_t pid = fork();
-        if (pid == 0) {
-            if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(1);
-            signal(SIGKILL, SIG_DFL);
-            kill(-1, SIGKILL);
-            _exit(0);
-        }
-        if (pid > 0) waitpid(pid, nullptr, 0);
+        problem = student_user::end_every_process_of(uid, gid);
     }
     for (int pass = 0; pass < 50; ++pass) {
         const std::vector<pid_t> orphans = children_of_me();
@@ -185,10 +199,15 @@ int kill_leftovers(const std::string& user) {
         for (pid_t pid : orphans) {
             kill(pid, SIGKILL);
             waitpid(pid, nullptr, 0);
-            ++killed;
         }
     }
-    return killed;
+    return problem;
+}
+
+bool task_slots_free(const std::string& user) {
+    unsigned uid = 0, gid = 0;
+    if (user.empty() || geteuid() != 0 || !user_ids(user, uid, gid)) return true;
+    return student_user::task_slots_free(uid, gid);
 }
 
 int remove_files_of(const std::string& user) {

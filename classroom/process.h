@@ -32,8 +32,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& s
 // its own, stays this process's child and can be ended.
 void become_subreaper();
 // Ends every leftover: each orphan this process adopted (become_subreaper), and, when this
-// process is root and `user` is given, every process of that user. Returns how many.
-int kill_leftovers(const std::string& user);
+// process is root and `user` is given, every process of that user, waiting until none is
+// alive. Returns "" when none is, else what went wrong (the grading is then not trusted).
+std::string kill_leftovers(const std::string& user);
+// Whether enough of `user`'s task slots are free for a grading (student_user.h,
+// kTasksAGradingNeeds): false when processes of the same user id elsewhere on the host hold
+// them. Root only; true otherwise.
+bool task_slots_free(const std::string& user);
 // Removes what `user` left in the machine's shared writable folders (/tmp, /var/tmp,
 // /dev/shm, /run/lock, /dev/mqueue) and its System V shared memory, semaphores and message
 // queues, so that no step hands data to a later one through them (root only, after

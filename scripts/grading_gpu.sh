@@ -14,6 +14,9 @@
 #       judge_alone       ctest's classroom_grading_judge_alone (reduce4, the source check off)
 #       quickstart        scripts/instructor_quickstart.sh OUT/quickstart
 #       gradescope:REGEX  scripts/gradescope_fixtures.sh OUT/gradescope REGEX
+#       cross_grading     classroom/tests/attacks/review4/cross_grading.sh (two gradings at once in two PID
+#                         namespaces, one holding the user's task slots; after a gradescope part, which
+#                         leaves /autograder set up)
 #       judge_timing      scripts/judge_timing.sh 3 > OUT/judge_timing.csv (24 judgings: each stage against itself
 #                         and against the previous stage)
 set -uo pipefail
@@ -42,12 +45,13 @@ for part in "$@"; do
     judge_alone) ctest_part classroom_grading_judge_alone >"$log" 2>&1 ;;
     quickstart) scripts/instructor_quickstart.sh "$out/quickstart" >"$log" 2>&1 ;;
     gradescope:*) scripts/gradescope_fixtures.sh "$out/gradescope" "${part#gradescope:}" >"$log" 2>&1 ;;
+    cross_grading) bash classroom/tests/attacks/review4/cross_grading.sh . "$out/cross_grading" >"$log" 2>&1 ;;
     judge_timing) scripts/judge_timing.sh 3 >"$out/judge_timing.csv" 2>"$log" ;;
     *) echo "grading_gpu.sh: unknown part '$part'" >>"$summary"; continue ;;
   esac
   status=$?
   [[ -d $examples ]] && cp -p "$examples"/* "$out/examples/" 2>/dev/null
-  verdict=$(grep -E 'tests passed|PASSED|FAILED|passed:|FAILED,|fixtures scored|could not' "$log" | tail -1)
+  verdict=$(grep -E 'tests passed|PASSED|FAILED|passed:|FAILED,|fixtures scored|could not|B-during-A' "$log" | tail -1)
   echo "$(date -u '+%H:%M:%S') $part: exit $status, $((SECONDS - start)) s; ${verdict:-$(tail -1 "$log")}" >>"$summary"
 done
 echo "$(date -u '+%H:%M:%S') done" >>"$summary"

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "protocol.h"
+#include "student_user.h"  // the autograder copies it beside this file (classroom/generator.cpp)
 #include "timing_model.h"
 
 namespace {
@@ -168,33 +169,19 @@ int create_fresh(const std::string& path, mode_t mode = 0644) {
     return fd;
 }
 
-// The most processes and threads the student's user may have at once (the kernel counts
-// both, by the real user id): a submission that spawns without end, say a timer that starts
-// a thread a millisecond, cannot hang the grading machine. The grader's builds and tests,
-// run as that user, have the same bound (classroom/process.cpp).
-constexpr rlim_t kStudentTasks = 4096;
-
-// Drops this process's rights to `user`'s, for good: the bound on its tasks, no
-// supplementary groups, the user's group, then the user (in that order: after setuid
-// nothing else may be changed).
-bool become(const passwd& user) {
-    const rlimit tasks{kStudentTasks, kStudentTasks};
-    return setrlimit(RLIMIT_NPROC, &tasks) == 0 && setgroups(0, nullptr) == 0 && setgid(user.pw_gid) == 0 &&
-           setuid(user.pw_uid) == 0 && getuid() == user.pw_uid;
-}
+// Drops this process's rights to `user`'s, for good, with the bounds on its tasks and on
+// the size of a file it writes (student_user.h, shared with the grader's steps).
+bool become(const passwd& user) { return student_user::become(user.pw_uid, user.pw_gid); }
 
 // Every process of `user` (a student's process left running could still write the
-// sanitizer's log, which the sanitizer writes as that user): kill(-1) from a process of
-// that user reaches them all. Root only; a no-op otherwise.
+// sanitizer's log, which the sanitizer writes as that user), waited for until none is
+// alive: a killed process holds its GPU context until the driver has torn it down. Root
+// only; a no-op otherwise. A process that outlives SIGKILL makes the judging untrusted.
 void kill_every_process_of(const std::string& user) {
     const passwd* pw = user.empty() || geteuid() != 0 ? nullptr : getpwnam(user.c_str());
     if (!pw || pw->pw_uid == 0) return;
-    const pid_t pid = fork();
-    if (pid == 0) {
-        if (become(*pw)) kill(-1, SIGKILL);
-        _exit(0);
-    }
-    if (pid > 0) waitpid(pid, nullptr, 0);
+    const std::string problem = student_user::end_every_process_of(pw->pw_uid, pw->pw_gid);
+    if (!problem.empty()) throw CouldNotGrade(problem);
 }
 
 // This program's own path: it is also the step that drops to the student's user between
@@ -307,8 +294,11 @@ public:
         Reply reply;
         if (!recv_all(socket_, &reply, sizeof reply, timeout_s * 1000) || reply.magic != kMagic ||
             reply.kind != Kind::Reply) {
-            error = "no answer within " + std::to_string(timeout_s) + " s" + tail();
-            stop();
+            // Said as it happened: a worker that died (a signal, its exit) is not one that hung.
+            const std::string ended = stop(1);
+            error = (ended.rfind("killed", 0) == 0 ? "no answer within " + std::to_string(timeout_s) + " s"
+                                                   : "the worker ended without answering (" + ended + ")") +
+                    tail();
             return false;
         }
         if (reply.count != q.batch * q.repeats && reply.ok) {
@@ -357,7 +347,11 @@ public:
         exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         ended_ = !exited ? "killed after the quit request" :
                  WIFEXITED(status) ? "exit " + std::to_string(WEXITSTATUS(status)) :
-                                     "signal " + std::to_string(WTERMSIG(status));
+                                     "signal " + std::to_string(WTERMSIG(status)) + ", " + strsignal(WTERMSIG(status)) +
+                                         (WTERMSIG(status) == SIGXFSZ ? ": it wrote past the " +
+                                                                            std::to_string(student_user::kFileBytes >> 20) +
+                                                                            " MiB a file of the student's user may hold"
+                                                                      : "");
         return ended_;
     }
     int exit_status() const { return exit_status_; }

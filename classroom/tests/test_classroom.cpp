@@ -10,6 +10,9 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <pwd.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -25,6 +28,7 @@
 #include "process.h"
 #include "sha256.h"
 #include "source_check.h"
+#include "student_user.h"
 
 namespace {
 
@@ -509,10 +513,81 @@ TEST(Process, AStepRunAsAnotherUserHasABoundOnItsTasks) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_TRUE(std::regex_search(r.output, std::regex("Max processes +4096 +4096 +processes *\n[1-9][0-9]*\n")))
         << r.output;
+    // And a bound on the size of a file it writes, its output file too.
+    const ProcessResult files = run_process({"sh", "-c", "grep 'Max file size' /proc/self/limits"}, spec);
+    EXPECT_TRUE(std::regex_search(files.output, std::regex("Max file size +1073741824 +1073741824 +bytes"))) << files.output;
     // The grader's own steps (no user to drop to) keep this process's bound.
     spec.run_as.clear();
     const ProcessResult own = run_process({"sh", "-c", limit_line}, spec);
     EXPECT_EQ(own.output.find(" 4096 "), std::string::npos) << own.output;
+}
+
+// A step that prints without end costs the grader's memory a bounded amount: its output
+// comes back as the first and last 2 MiB with a line saying how much was left out.
+TEST(Process, AStepsOutputIsReadBackWithABound) {
+    RunSpec spec;
+    spec.timeout_seconds = 60;
+    const ProcessResult r =
+        run_process({"sh", "-c", "echo first; head -c 10000000 /dev/zero | tr '\\0' x; echo; echo last"}, spec);
+    ASSERT_EQ(r.exit_code, 0);
+    EXPECT_LE(r.output.size(), (4u << 20) + 100);
+    EXPECT_EQ(r.output.rfind("first\n", 0), 0u);
+    EXPECT_NE(r.output.find("bytes of output left out"), std::string::npos);
+    EXPECT_EQ(r.output.substr(r.output.size() - 5), "last\n");
+    // Output under the bound comes back whole.
+    const ProcessResult small = run_process({"sh", "-c", "echo one; echo two"}, spec);
+    EXPECT_EQ(small.output, "one\ntwo\n");
+}
+
+// Every process of the student's user is gone, not only signalled, when kill_leftovers
+// returns: a killed process could otherwise still hold the GPU into the next step.
+TEST(Process, EveryProcessOfTheStudentsUserIsGoneAfterAStep) {
+    if (geteuid() != 0 || !getpwnam("nobody")) GTEST_SKIP() << "needs root and a user 'nobody' to run a step as";
+    become_subreaper();
+    RunSpec spec;
+    spec.run_as = "nobody";
+    spec.timeout_seconds = 60;
+    // A process in a session of its own, ignoring every signal it may ignore, left running.
+    const ProcessResult r = run_process({"sh", "-c", "setsid sh -c 'trap \"\" HUP INT TERM; sleep 300' </dev/null >/dev/null 2>&1 & echo started"}, spec);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(kill_leftovers("nobody"), "");
+    EXPECT_EQ(student_user::processes_of(65534), 0);
+}
+
+// The task bound is the kernel's count for a user id, shared by every PID namespace (and
+// container) that uses that id: when processes elsewhere hold most of it, a grading must not
+// start (a build or a worker could fail for a reason not the student's) and says why.
+TEST(Process, TaskSlotsHeldByTheSameUserElsewhereAreSeen) {
+    if (geteuid() != 0 || !getpwnam("nobody")) GTEST_SKIP() << "needs root and a user 'nobody' to run a step as";
+    ASSERT_TRUE(task_slots_free("nobody"));
+    // A holder as the same user, outside any step of ours: threads up to 3,800 of its 4,096
+    // slots (the most a grading leaves free is 512), then it waits.
+    int ready[2];
+    ASSERT_EQ(pipe(ready), 0);
+    const pid_t holder = fork();
+    ASSERT_GE(holder, 0);
+    if (holder == 0) {
+        close(ready[0]);
+        if (!student_user::become(65534, 65534)) _exit(1);
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 64 * 1024);
+        for (int i = 0; i < 3800; ++i) {
+            pthread_t t;
+            if (pthread_create(&t, &attr, [](void*) -> void* { pause(); return nullptr; }, nullptr) != 0) break;
+        }
+        (void)!write(ready[1], "x", 1);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    char c = 0;
+    ASSERT_EQ(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    EXPECT_FALSE(task_slots_free("nobody"));
+    kill(holder, SIGKILL);
+    waitpid(holder, nullptr, 0);
+    EXPECT_TRUE(task_slots_free("nobody"));
 }
 
 TEST(Grading, WaitsForTheMachineLock) {

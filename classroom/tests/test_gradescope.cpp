@@ -185,12 +185,13 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
     for (std::string line; std::getline(promised, line);) {
         if (line.empty() || line[0] == '#') continue;
         std::istringstream words(line);
-        std::string file, says;
-        double score = 0;
-        words >> file >> score;
+        std::string file, score, says;
+        words >> file >> score;  // SCORE, or LOW-HIGH where any score between is what it deserves
         std::getline(words >> std::ws, says);
-        list.push_back({"attack-" + file.substr(0, file.size() - 3), read_file(kRepo / "classroom/tests/attacks" / file),
-                        score, says});
+        Fixture f{"attack-" + file.substr(0, file.size() - 3), read_file(kRepo / "classroom/tests/attacks" / file),
+                  std::stod(score.substr(score.find('-') + 1)), says};
+        if (score.find('-') != std::string::npos) f.at_least = std::stod(score.substr(0, score.find('-')));
+        list.push_back(f);
     }
     return list;
 }

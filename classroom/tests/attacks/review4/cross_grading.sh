@@ -5,13 +5,16 @@
 # 01-nproc-cross-grading.cu; B grades the reference once alone (control), then while A's
 # feedback step holds the user's task slots.
 #
-#   sudo bash /tmp/attack4/cross_grading.sh REPO OUT
+#   sudo bash classroom/tests/attacks/review4/cross_grading.sh REPO OUT
 # REPO: the kit's checkout (B's kernel is REPO/reduce4/kernel.cu, the reference).
 # Needs /autograder as scripts/gradescope_fixtures.sh leaves it (setup.sh run: the tool in
 # /autograder/classroom-build, /autograder/trusted, /autograder/work, classroom-student).
-# Predicted: B alone 100 (exit 0); A 100 (exit 0; its feedback line "did not finish in
-# time"); B during A 0 (exit 1: a recorded grade, "configure failed"/"did not compile",
-# e.g. "nvcc fatal : Failed to preprocess host compiler properties").
+# Before the mend (f77b8d7), the review predicted: B alone 100 (exit 0); A 100 (exit 0;
+# its feedback line "did not finish in time"); B during A 0 (exit 1: a recorded grade,
+# "did not compile", e.g. "nvcc fatal : Failed to preprocess host compiler properties").
+# Promised now: B alone 100 (exit 0); A 100; B during A exit 3, "could not grade", the
+# task slots named (the grader checks them before anything of the student's runs and at
+# the end: classroom/student_user.h), so no grade is recorded.
 set -uo pipefail
 repo=${1:?usage: cross_grading.sh REPO OUT}
 out=${2:?usage: cross_grading.sh REPO OUT}
@@ -24,7 +27,8 @@ source /autograder/source/requirements.sh
 put_cuda_on_path
 tool=/autograder/classroom-build/classroom
 subs=/root/xg; rm -rf "$subs"; mkdir -p "$subs/A/reduce4" "$subs/B/reduce4"
-cp /tmp/attack4/01-nproc-cross-grading.cu "$subs/A/reduce4/kernel.cu"
+here=$(dirname "$(realpath "$0")")
+cp "$here/01-nproc-cross-grading.cu" "$subs/A/reduce4/kernel.cu"
 cp "$repo/reduce4/kernel.cu" "$subs/B/reduce4/kernel.cu"
 mkdir -p /run/classroomA /run/classroomB && chmod 700 /run/classroomA /run/classroomB
 grade() {  # NAME WORK LOCKDIR SUBMISSION

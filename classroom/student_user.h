@@ -1,0 +1,125 @@
+// Running as the student's user: the bounds every process of that user gets, the drop of
+// rights, and the end of every process of that user. One header for the grader's steps
+// (process.cpp) and the judge's workers (judge/judge.cu), which are built apart: the
+// autograder's tool/ folder gets this file with the grader's sources, and judge/ a copy
+// (classroom/generator.cpp).
+#pragma once
+
+#include <dirent.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace student_user {
+
+// The most processes and threads the student's user may have at once (the kernel counts
+// both, by the real user id): a submission that spawns without end, say a timer that starts
+// a thread a millisecond, cannot hang the grading machine.
+constexpr rlim_t kTasks = 4096;
+// The largest file a process of the student's user may write (a larger write fails with
+// SIGXFSZ): a submission that prints without end fills neither the disk through a step's
+// output file or a worker's log, nor the grader's memory reading them back. A build of the
+// whole tree writes no file a tenth of this.
+constexpr rlim_t kFileBytes = rlim_t(1) << 30;
+// A grading starts, and is trusted at its end, only while this many of the user's task
+// slots are free: fewer means processes of the same user id elsewhere on the host hold
+// them (another grading's container, where containers share the host's user ids), and a
+// build or a worker could then fail for a reason that is not the student's.
+constexpr rlim_t kTasksAGradingNeeds = 512;
+
+// Drops this process's rights to the user's, for good: the bounds above, no supplementary
+// groups, the user's group, then the user (in that order: after setuid nothing else may be
+// changed). False if any step failed.
+inline bool become(uid_t uid, gid_t gid, rlim_t tasks = kTasks) {
+    const rlimit task_bound{tasks, tasks}, file_bound{kFileBytes, kFileBytes};
+    return setrlimit(RLIMIT_NPROC, &task_bound) == 0 && setrlimit(RLIMIT_FSIZE, &file_bound) == 0 &&
+           setgroups(0, nullptr) == 0 && setgid(gid) == 0 && setuid(uid) == 0 && getuid() == uid;
+}
+
+// How many processes of `uid` are alive (a zombie holds nothing, and does not count).
+inline int processes_of(uid_t uid) {
+    int alive = 0;
+    DIR* proc = opendir("/proc");
+    if (!proc) return -1;
+    while (const dirent* entry = readdir(proc)) {
+        const int pid = std::atoi(entry->d_name);
+        if (pid <= 0) continue;
+        char path[64];
+        std::snprintf(path, sizeof path, "/proc/%d/status", pid);
+        FILE* status = std::fopen(path, "r");
+        if (!status) continue;  // it ended while we looked
+        char line[256];
+        bool zombie = false, ours = false;
+        while (std::fgets(line, sizeof line, status)) {
+            unsigned real = 0;
+            if (std::strncmp(line, "State:", 6) == 0) zombie = std::strchr(line, 'Z') != nullptr;
+            if (std::sscanf(line, "Uid: %u", &real) == 1) ours = real == uid;
+        }
+        std::fclose(status);
+        alive += ours && !zombie;
+    }
+    closedir(proc);
+    return alive;
+}
+
+// Ends every process of the user (root only): kill(-1) from a process of that user reaches
+// them all, in this PID namespace. Then waits, up to `wait_s`, until none is alive: a killed
+// process holds its GPU context until the driver has torn it down, so "killed" is not yet
+// "gone". Returns "" when none is left, else what went wrong.
+inline std::string end_every_process_of(uid_t uid, gid_t gid, int wait_s = 20) {
+    if (uid == 0) return "the student's user is root";
+    const pid_t pid = fork();
+    if (pid < 0) return std::string("cannot start the process that ends the student's: ") + std::strerror(errno);
+    if (pid == 0) {
+        // No task bound here: the killer must start even when the user's slots are full.
+        if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(1);
+        signal(SIGKILL, SIG_DFL);
+        kill(-1, SIGKILL);
+        _exit(0);
+    }
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        return "the process that ends the student's could not become that user";
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    int alive = processes_of(uid);
+    while (alive > 0 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        alive = processes_of(uid);
+    }
+    if (alive < 0) return "cannot read /proc";
+    if (alive > 0) return std::to_string(alive) + " process(es) of the student's user still alive " + std::to_string(wait_s) + " s after SIGKILL";
+    return "";
+}
+
+// Whether `wanted` of the user's kTasks slots are free, counted by the kernel across every
+// PID namespace that shares this user id (root only; true otherwise): a process of the
+// user, its task bound lowered by `wanted`, tries to fork.
+inline bool task_slots_free(uid_t uid, gid_t gid, rlim_t wanted = kTasksAGradingNeeds) {
+    if (geteuid() != 0 || uid == 0) return true;
+    const pid_t pid = fork();
+    if (pid < 0) return false;
+    if (pid == 0) {
+        if (!become(uid, gid, kTasks - wanted)) _exit(2);
+        const pid_t probe = fork();
+        if (probe == 0) _exit(0);
+        if (probe < 0) _exit(errno == EAGAIN ? 1 : 2);
+        waitpid(probe, nullptr, 0);
+        _exit(0);
+    }
+    int status = 0;
+    return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+}  // namespace student_user

@@ -46,7 +46,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -f $binary ]] || { echo "count_loads_before_use.sh: $binary not found: build first" >&2; exit 3; }
 command -v cuobjdump >/dev/null || { echo "count_loads_before_use.sh: cuobjdump not found (CUDA Toolkit, or pip's nvidia-cuda-cuobjdump)" >&2; exit 3; }
-demangle=cat
+demangle="cat"
 command -v cu++filt >/dev/null && demangle=cu++filt
 command -v c++filt >/dev/null && demangle=c++filt
 

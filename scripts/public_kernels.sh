@@ -38,7 +38,7 @@
 # launches, like grid_layout_probe's back-to-back method, not its flushed one.
 # OUTDIR gets public_kernels.txt: each program's output with provenance.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 3
 # shellcheck source=scripts/lib/provenance.sh
 source scripts/lib/provenance.sh
 usage() { echo "usage: scripts/public_kernels.sh [--stage] SIMVEIT_DIR FASTCU_DIR [OUTDIR]" >&2; exit 2; }
@@ -73,7 +73,7 @@ if (( stage )); then
         for f in "${files[@]}"; do [[ -f $from/$f ]] && cp "$from/$f" "$to/"; done
         { echo "copied from $from by scripts/public_kernels.sh --stage on $(date -u '+%Y-%m-%d %H:%M UTC')"
           echo "commit: $(checkout_commit "$from")"; } >"$to/STAGED"
-        echo "public_kernels.sh: staged $to ($(ls "$to" | tr '\n' ' '))" >&2
+        echo "public_kernels.sh: staged $to" >&2
     done
     git check-ignore -q build/public || echo "public_kernels.sh: warning: build/public is not ignored by git" >&2
     exit 0

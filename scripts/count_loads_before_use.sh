@@ -68,8 +68,9 @@ cuobjdump -sass "${arch[@]}" "$binary" | $demangle | awk -v want="$want" -v all=
         printf "%s\tbefore_first_use=%d\t%s\n", name, count, why
         ++groups
     }
+    finished { next }   # read to the end: leaving early would kill cuobjdump (SIGPIPE)
     /Function : / {
-        if (found) exit
+        if (found) { finished = 1; next }
         if (index($0, want) > 0) { found = 1; name = $0; sub(/^[[:space:]]*Function : /, "", name) }
         next
     }

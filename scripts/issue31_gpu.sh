@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Everything issue 31 needs from one GPU machine, in one go (about 5-8 minutes on an H100):
+#
+#   scripts/issue31_gpu.sh OUTDIR
+#
+# Steps, each one's output in OUTDIR and one line in OUTDIR/summary.txt (ok or FAILED);
+# a failed step is recorded and the next one runs:
+#   build     cmake --build build/release --target grid_layout_probe reduce7 (configures the
+#             release preset first if build/release is missing)
+#   probe     grid_layout.csv: grid_layout_probe, int and float, 2^26, 2^28, 2^30, every layout
+#   loads     grid_layout_loads.csv: the probe's loads-N kernels (all N loads issued first),
+#             int, 2^28 and 2^30
+#   sass      sass_loads.txt: 16-byte loads issued before the first use, in reduce7's --loads
+#             kernels and the probe's (scripts/count_loads_before_use.sh; needs cuobjdump)
+#   reduce7   reduce7_cub.csv: reduce7 and CUB's DeviceReduce::Sum (and the device copy) in
+#             the same run, the harness's flushed timing, 100 runs, int and float, 3 sizes
+#   peers     peers.csv: torch.sum and cupy.sum (scripts/peers.py; says so if neither is installed)
+#   public    public_kernels.txt: effective_reduction's kernel_9 and fast.cu's sum, from the
+#             copies in build/public/ (scripts/public_kernels.sh --stage put them there)
+#   ncu       grid_layout_ncu.csv, ncu_dram_metrics.txt (scripts/grid_probe.sh ... ncu)
+#   trace     block_trace_resident-stride.csv, block_trace_one-shot.csv
+# Without network: carry build/public (ignored by git) with the working tree.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 3
+[[ $# -eq 1 ]] || { echo "usage: scripts/issue31_gpu.sh OUTDIR" >&2; exit 2; }
+out=$1
+mkdir -p "$out"
+build=build/release
+summary=$out/summary.txt
+: >"$summary"
+start_all=$SECONDS
+# step NAME COMMAND...: runs it with its output in OUTDIR/NAME.log, records ok/FAILED and the time.
+step() {
+    local name=$1 start=$SECONDS rc
+    shift
+    echo "issue31_gpu.sh: $name ..." >&2
+    "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    local line
+    if (( rc == 0 )); then line="ok"; else line="FAILED (exit $rc): $(tail -1 "$out/$name.log")"; fi
+    printf '%-8s %4ds  %s\n' "$name" $((SECONDS - start)) "$line" | tee -a "$summary" >&2
+}
+
+do_build() {
+    if [[ ! -f $build/CMakeCache.txt ]]; then cmake --preset release || return; fi
+    cmake --build "$build" --target grid_layout_probe reduce7 -j "$(nproc)"
+}
+
+do_loads() {
+    "$build/bin/grid_layout_probe" --type int --n 2^28 --n 2^30 --loads \
+        --only resident-stride,one-shot,resident-stride-loads1,resident-stride-loads2,resident-stride-loads4,resident-stride-loads8,resident-stride-loads16,one-shot-loads1,one-shot-loads2,one-shot-loads4,one-shot-loads8,one-shot-loads16 \
+        >"$out/grid_layout_loads.csv" || return
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (loads)" >>"$out/grid_layout_loads.csv"
+}
+
+do_sass() {
+    local f=$out/sass_loads.txt
+    : >"$f"
+    local t l
+    for t in int float; do
+        for l in "" ", 1" ", 2" ", 8" ", 16"; do
+            scripts/count_loads_before_use.sh "$build/bin/reduce7" "shuffle_vector_single_pass<256u, 4, $t$l>(" --arch sm_90 >>"$f" || return
+        done
+        for k in "strided_tiles<256u, 4, $t>(" "contiguous_tiles<256u, 4, $t>(" "consecutive_vectors<512u, 3, $t>("; do
+            scripts/count_loads_before_use.sh "$build/bin/grid_layout_probe" "$k" --arch sm_90 >>"$f" || return
+        done
+        for l in 1 2 4 8 16; do
+            scripts/count_loads_before_use.sh "$build/bin/grid_layout_probe" "strided_tiles_all_loads_first<256u, $l, $t>(" --arch sm_90 >>"$f" || return
+        done
+    done
+    cat "$f"
+}
+
+do_reduce7() {
+    local csv=$out/reduce7_cub.csv first=1 t k
+    : >"$csv"
+    for t in int float; do
+        for k in 26 28 30; do
+            "$build/bin/reduce7" --no-baseline --type "$t" --n "2^$k" --iters 100 --warmup 20 --csv >"$out/reduce7.tmp" || return
+            if (( first )); then cat "$out/reduce7.tmp"; else tail -n +2 "$out/reduce7.tmp"; fi >>"$csv"
+            first=0
+        done
+    done
+    rm -f "$out/reduce7.tmp"
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (reduce7 --no-baseline --iters 100 --warmup 20 --csv)" >>"$csv"
+}
+
+do_peers() {
+    # torch cannot tell the memory clock: give it the probe's peak.
+    local peak
+    peak=$(sed -n 's/^# peak: \([0-9.]*\) GB\/s.*/\1/p' "$out/grid_layout.csv" 2>/dev/null | head -1)
+    python3 scripts/peers.py ${peak:+--peak-gbps "$peak"} >"$out/peers.csv"
+}
+
+step build do_build
+step probe scripts/grid_probe.sh "$out" probe
+step loads do_loads
+if command -v cuobjdump >/dev/null; then step sass do_sass; else echo "sass     skipped: cuobjdump not found" | tee -a "$summary" >&2; fi
+step reduce7 do_reduce7
+step peers do_peers
+if [[ -f build/public/effective_reduction/kernel_9.cu && -f build/public/fast.cu/sum.cu ]]; then
+    step public scripts/public_kernels.sh build/public/effective_reduction build/public/fast.cu "$out"
+else
+    echo "public   skipped: build/public/ has no staged copies (scripts/public_kernels.sh --stage SIMVEIT_DIR FASTCU_DIR)" | tee -a "$summary" >&2
+fi
+step ncu scripts/grid_probe.sh "$out" ncu
+step trace scripts/grid_probe.sh "$out" trace
+echo "total    $((SECONDS - start_all))s" | tee -a "$summary" >&2

@@ -140,8 +140,11 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                       "                    std::fclose(f);\n                }\n            }\n"
                       "            usleep(100000);\n        }\n        std::_Exit(0);\n    }\n    return 0;\n}();"),
          double(all - Rubric::kRacecheck), "RACECHECK SUMMARY", check_off},
+        // Its thread still launches kernels while the worker exits, which under memcheck may
+        // end the process with an error (exit 11 at f21c944): memcheck's points are then its
+        // own loss. What it must never gain is the performance points.
         {"unchecked-sabotage-thread", sabotage(previous, 4, "thread"), double(all - Rubric::kPerformance),
-         "the previous stage's", check_off},
+         "the previous stage's", check_off, {}, double(all - Rubric::kPerformance - Rubric::kMemcheck)},
         {"unchecked-sabotage-daemon", sabotage(previous, 4, "daemon"), double(all - Rubric::kPerformance),
          "the previous stage's", check_off},
         // The input is the judge's: a launcher that writes into it fails.

@@ -207,9 +207,11 @@ struct Grader {
 
     // A step that runs the student's code (the build, the tree's tests): as the student's
     // user when there is one, and nothing it leaves behind survives the step.
-    ProcessResult run_student(const std::vector<std::string>& argv, int timeout, const std::string& directory = "") {
+    ProcessResult run_student(const std::vector<std::string>& argv, int timeout, const std::string& directory = "",
+                              std::size_t most_output = RunSpec{}.most_output) {
         RunSpec spec;
         spec.directory = directory;
+        spec.most_output = most_output;
         spec.timeout_seconds = step_timeout(timeout);
         spec.run_as = options.run_as;
         ProcessResult r = run_process(argv, spec);
@@ -303,7 +305,11 @@ struct Grader {
         for (int k = assignment.first - 1; k <= assignment.last; ++k) {
             const std::string name = stage_name(k);
             const fs::path object = reference_build / "CMakeFiles" / (name + "_kernel.dir") / name / "kernel.cu.o";
-            const ProcessResult nm = run_process({"nm", "-u", "-P", object.string()}, "", 120);
+            RunSpec whole;
+            whole.timeout_seconds = 120;
+            whole.most_output = std::size_t{64} << 20;
+            const ProcessResult nm = run_process({"nm", "-u", "-P", object.string()}, whole);
+            if (nm.output_cut) return "nm's list of " + object.string() + " is too long to read";
             if (nm.exit_code != 0) return "nm could not read " + object.string() + ":\n" + last_lines(nm.output, 5);
             symbols += nm.output;
         }
@@ -437,8 +443,17 @@ struct Grader {
                 continue;
             }
             const fs::path object = keep / "kernel.o";
-            const ProcessResult nm = run_student({"nm", "-u", "-P", object.string()}, 120);
-            const ProcessResult disassembly = run_student({"objdump", "-d", "--no-show-raw-insn", object.string()}, 300);
+            // Read whole (reduce7's reference disassembles to about 3 MB): what is not read is
+            // not checked, so an object past this is refused, not checked in part.
+            constexpr std::size_t kMostChecked = std::size_t{64} << 20;
+            const ProcessResult nm = run_student({"nm", "-u", "-P", object.string()}, 120, "", kMostChecked);
+            const ProcessResult disassembly =
+                run_student({"objdump", "-d", "--no-show-raw-insn", object.string()}, 300, "", kMostChecked);
+            if (nm.output_cut || disassembly.output_cut) {
+                refused[k] = "refused by the compiled check: " + path + "'s object is too large to check (its symbols or "
+                             "disassembly pass " + std::to_string(kMostChecked >> 20) + " MiB). Score 0 for " + stage_name(k) + ".";
+                continue;
+            }
             if (nm.exit_code != 0 || disassembly.exit_code != 0) {
                 infrastructure = "the compiled check could not read " + path + "'s object (nm and objdump, binutils):\n" +
                                  last_lines(nm.output + disassembly.output, 12);

@@ -55,12 +55,9 @@ bool user_ids(const std::string& user, unsigned& uid, unsigned& gid) {
 
 namespace {
 
-// A step's output, read back through the descriptor: all of it up to kOutputBytes, else
-// its first and last halves of that with a line that says how much was left out. A
-// submission that prints without end then costs the grader's memory no more than this.
-constexpr std::size_t kOutputBytes = 4u << 20;
-
-std::string read_output(int fd) {
+// A step's output, read back through the descriptor: all of it up to `most` bytes, else its
+// first and last halves of that with a line that says how much was left out.
+std::string read_output(int fd, std::size_t most, bool& cut) {
     struct stat st {};
     const std::size_t size = fstat(fd, &st) == 0 ? static_cast<std::size_t>(st.st_size) : 0;
     auto read_at = [fd](std::size_t from, std::size_t bytes) {
@@ -74,8 +71,9 @@ std::string read_output(int fd) {
         text.resize(got);
         return text;
     };
-    if (size <= kOutputBytes) return read_at(0, size);
-    const std::size_t half = kOutputBytes / 2;
+    cut = size > most;
+    if (!cut) return read_at(0, size);
+    const std::size_t half = most / 2;
     return read_at(0, half) + "\n[... " + std::to_string(size - 2 * half) + " bytes of output left out ...]\n" +
            read_at(size - half, half);
 }
@@ -143,7 +141,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& s
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
-    result.output = read_output(log);
+    result.output = read_output(log, spec.most_output, result.output_cut);
     close(log);
     unlink(log_name);
     if (!result.timed_out && WIFEXITED(status)) {

@@ -10,7 +10,8 @@ struct ProcessResult {
     int exit_code = -1;       // the program's exit status; -1 if it did not exit by itself
     bool timed_out = false;   // killed, with its whole process group, at the time limit
     bool started = false;     // false when the program could not be run at all
-    std::string output;       // stdout and stderr, interleaved as written
+    std::string output;       // stdout and stderr, interleaved as written (RunSpec::most_output of it)
+    bool output_cut = false;  // the output was longer: `output` holds its first and last halves
     double seconds = 0;
 };
 
@@ -24,6 +25,10 @@ struct RunSpec {
     int timeout_seconds = 600;
     std::string run_as;
     std::vector<std::string> extra_env;
+    // The most of its output read back into memory: past it, the first and last halves,
+    // with a line that says how much was left out (a submission that prints without end
+    // then costs the grader no more than this).
+    std::size_t most_output = std::size_t{4} << 20;
 };
 ProcessResult run_process(const std::vector<std::string>& argv, const RunSpec& spec);
 

@@ -73,17 +73,34 @@ inline int processes_of(uid_t uid) {
     return alive;
 }
 
-// Ends every process of the user (root only): kill(-1) from a process of that user reaches
-// them all, in this PID namespace. Then waits, up to `wait_s`, until none is alive: a killed
+// A user id that no process has, other than `uid` and root's: the killer's own (below).
+inline uid_t unused_uid(uid_t uid) {
+    for (uid_t candidate = 65533; candidate > 60000; --candidate) {
+        if (candidate != uid && processes_of(candidate) == 0) return candidate;
+    }
+    return 0;
+}
+
+// Ends every process of the user (root only): kill(-1) from a process that may signal them
+// all, in this PID namespace. Then waits, up to `wait_s`, until none is alive: a killed
 // process holds its GPU context until the driver has torn it down, so "killed" is not yet
 // "gone". Returns "" when none is left, else what went wrong.
+//
+// The killer takes the student's id as its effective id only (setresuid): a signal may come
+// from a process whose real or effective id is the target's real or saved id, so the
+// killer's effective id reaches every process of the student's, while its real and saved
+// ids, a third id that no process has, keep the student's processes from signalling it
+// (with setuid they could, and a process that kept sending signals to the whole user
+// killed the killer first: attack review5/12-killer-sniper.cu).
 inline std::string end_every_process_of(uid_t uid, gid_t gid, int wait_s = 20) {
     if (uid == 0) return "the student's user is root";
+    const uid_t own = unused_uid(uid);
+    if (own == 0) return "no unused user id for the process that ends the student's";
     const pid_t pid = fork();
     if (pid < 0) return std::string("cannot start the process that ends the student's: ") + std::strerror(errno);
     if (pid == 0) {
         // No task bound here: the killer must start even when the user's slots are full.
-        if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(1);
+        if (setgroups(0, nullptr) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(own, uid, own) != 0) _exit(1);
         signal(SIGKILL, SIG_DFL);
         kill(-1, SIGKILL);
         _exit(0);

@@ -533,10 +533,18 @@ TEST(Process, AStepsOutputIsReadBackWithABound) {
     EXPECT_LE(r.output.size(), (4u << 20) + 100);
     EXPECT_EQ(r.output.rfind("first\n", 0), 0u);
     EXPECT_NE(r.output.find("bytes of output left out"), std::string::npos);
+    EXPECT_TRUE(r.output_cut);
+    // Where the grader needs all of it (the compiled check's disassembly), it asks for more.
+    spec.most_output = std::size_t{64} << 20;
+    const ProcessResult whole =
+        run_process({"sh", "-c", "echo first; head -c 10000000 /dev/zero | tr '\\0' x; echo; echo last"}, spec);
+    EXPECT_FALSE(whole.output_cut);
+    EXPECT_EQ(whole.output.size(), 6u + 10000000u + 1u + 5u);
     EXPECT_EQ(r.output.substr(r.output.size() - 5), "last\n");
     // Output under the bound comes back whole.
     const ProcessResult small = run_process({"sh", "-c", "echo one; echo two"}, spec);
     EXPECT_EQ(small.output, "one\ntwo\n");
+    EXPECT_FALSE(small.output_cut);
 }
 
 // Every process of the student's user is gone, not only signalled, when kill_leftovers
@@ -552,6 +560,26 @@ TEST(Process, EveryProcessOfTheStudentsUserIsGoneAfterAStep) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(kill_leftovers("nobody"), "");
     EXPECT_EQ(student_user::processes_of(65534), 0);
+}
+
+// The process that ends the student's cannot be signalled by them (review5/12-killer-sniper:
+// processes of the user that keep sending a signal to all they may reach used to kill the
+// killer first, and every grading then could not grade).
+TEST(Process, TheStudentsProcessesCannotKillTheProcessThatEndsThem) {
+    if (geteuid() != 0 || !getpwnam("nobody")) GTEST_SKIP() << "needs root and a user 'nobody' to run a step as";
+    for (int trial = 0; trial < 10; ++trial) {
+        for (int i = 0; i < 4; ++i) {
+            if (fork() == 0) {  // a sniper: the student's, in a session of its own, signalling all it may
+                if (!student_user::become(65534, 65534)) _exit(1);
+                signal(SIGUSR1, SIG_IGN);
+                setsid();
+                for (;;) kill(-1, SIGUSR1);
+            }
+        }
+        usleep(100000);
+        ASSERT_EQ(student_user::end_every_process_of(65534, 65534), "") << "trial " << trial;
+        while (waitpid(-1, nullptr, WNOHANG) > 0) {}
+    }
 }
 
 // The task bound is the kernel's count for a user id, shared by every PID namespace (and

@@ -68,9 +68,9 @@ if wanted ncu; then
         tmp=$(mktemp -d)
         trap 'rm -rf "$tmp"' EXIT
         echo "layout,type,n,metric,unit,value" >"$csv"
-        declare -A kernel=([resident-stride]='^strided_tiles($|<)' [resident-contiguous]='^contiguous_tiles' [one-shot]='^strided_tiles($|<)' [one-shot-512x3]='^consecutive_vectors')
+        declare -A kernel=([resident-stride]='^strided_tiles($|<)' [resident-contiguous]='^contiguous_tiles' [resident-dynamic]='^dynamic_tiles' [one-shot]='^strided_tiles($|<)' [one-shot-512x3]='^consecutive_vectors')
         for k in 28 30; do
-            for layout in resident-stride resident-contiguous one-shot one-shot-512x3; do
+            for layout in resident-stride resident-contiguous resident-dynamic one-shot one-shot-512x3; do
                 metrics=$base$more
                 ok=0
                 # A metric this ncu does not know fails the whole profile: then retry with

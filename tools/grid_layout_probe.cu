@@ -11,6 +11,9 @@
 //                        At any moment the grid reads ~1056 tiles spread over the input.
 //   resident-contiguous  the same grid, each block a contiguous run of tiles: at any
 //                        moment ~1056 separate streams, each walking its own region.
+//   resident-dynamic     the same grid, the tiles handed out as the blocks ask (a counter
+//                        in global memory, one atomic per tile): the share of work follows
+//                        each SM's speed, as in one-shot, with a resident grid.
 //   one-shot             one tile per block (262,144 blocks at 2^30 int): the block
 //                        scheduler hands out tiles in order, so the reads move through
 //                        the input as one front, and a block that finishes early is
@@ -169,6 +172,7 @@ struct Args {
     void* out;            // the result (atomic finishes)
     void* partials;       // one per block (partials finishes)
     BlockTrace* trace;    // null unless --trace-blocks
+    unsigned long long* next_tile;  // resident-dynamic's counter (zeroed before each launch), else null
 };
 
 // The elements after the last whole vector (fewer than 4): block 0's first threads.
@@ -256,6 +260,31 @@ __global__ void contiguous_tiles(Args a, Finish finish) {
     finish_block<BLOCK>(sum, a, finish, start);
 }
 
+// The same grid as resident-stride, but the tiles are handed out as the blocks ask: thread 0
+// takes the next tile's number from a counter in global memory (one atomic per tile), so a
+// block on an SM that reads faster takes more tiles. With resident-stride's static share,
+// every block reads the same number of tiles, and the blocks of faster SMs finish early and
+// leave their SMs idle (--trace-blocks shows it); this layout keeps the grid and changes
+// only that, to test whether the share is what one-shot's gain comes from.
+template <unsigned BLOCK, int LOADS, typename T>
+__global__ void dynamic_tiles(Args a, Finish finish) {
+    const unsigned long long start = a.trace ? global_ns() : 0;
+    const auto* body = static_cast<const typename Vector<T>::type*>(a.in);
+    constexpr std::size_t kTile = std::size_t(LOADS) * BLOCK;
+    const std::size_t tiles = (a.vectors + kTile - 1) / kTile;
+    __shared__ unsigned long long taken;
+    T sum = leftover<T>(a);
+    for (;;) {
+        if (threadIdx.x == 0) taken = atomicAdd(a.next_tile, 1ull);
+        __syncthreads();
+        const unsigned long long t = taken;
+        __syncthreads();  // every thread has read it before thread 0 takes the next
+        if (t >= tiles) break;
+        sum = tile<BLOCK, LOADS, T>(body, std::size_t(t) * kTile, a.vectors, sum);
+    }
+    finish_block<BLOCK>(sum, a, finish, start);
+}
+
 // Each thread CONSECUTIVE vectors in a row (thread t: vectors CONSECUTIVE t ...), a chunk
 // of CONSECUTIVE x BLOCK vectors per block, chunks grid-strided: one-shot-512x3.
 template <unsigned BLOCK, int CONSECUTIVE, typename T>
@@ -305,6 +334,7 @@ struct Layout {
     int waves = 0;  // K of one-shot-waves-kK
     bool atomic_float = false;
     bool traced = false;  // --trace-blocks records this one
+    bool dynamic = false;  // takes its tiles from a counter (resident-dynamic)
 };
 
 template <typename T>
@@ -313,6 +343,7 @@ std::vector<Layout> layouts(bool with_loads) {
     std::vector<Layout> list = {
         {"resident-stride", strided_tiles<256, 4, T>, 256, kTile, Layout::Resident, 0, false, true},
         {"resident-contiguous", contiguous_tiles<256, 4, T>, 256, kTile, Layout::Resident},
+        {"resident-dynamic", dynamic_tiles<256, 4, T>, 256, kTile, Layout::Resident, 0, false, true, true},
         {"one-shot", strided_tiles<256, 4, T>, 256, kTile, Layout::OneShot, 0, false, true},
         {"one-shot-512x3", consecutive_vectors<512, 3, T>, 512, 3 * 512, Layout::OneShot},
     };
@@ -450,7 +481,7 @@ ProbeOptions parse(int argc, char** argv) {
     if (!o.trace_dir.empty()) {
         if (o.sizes.empty()) o.sizes = {std::size_t{1} << 30};
         if (o.types.empty()) o.types = {"int"};
-        if (o.only.empty()) o.only = {"resident-stride", "one-shot"};
+        if (o.only.empty()) o.only = {"resident-stride", "resident-dynamic", "one-shot"};
     }
     if (o.sizes.empty()) o.sizes = {std::size_t{1} << 26, std::size_t{1} << 28, std::size_t{1} << 30};
     if (o.types.empty()) o.types = {"int", "float"};
@@ -495,6 +526,7 @@ public:
         if (std::is_same_v<T, int>) launch_.finish = Finish::Atomic;
         else launch_.finish = layout.atomic_float ? Finish::PartialsAndAtomic : Finish::Partials;
         partials_ = DeviceBuffer<T>(launch_.blocks);
+        next_tile_ = DeviceBuffer<unsigned long long>(1);
         out_ = DeviceBuffer<T>(1);
         cudaFuncAttributes attributes{};
         CUDA_CHECK(cudaFuncGetAttributes(&attributes, layout.kernel));
@@ -510,7 +542,11 @@ public:
 
     // One reduction: the kernel, and for the deterministic float finish the second launch.
     void run(BlockTrace* trace = nullptr) {
-        const Args args{input_.get(), input_.size(), vectors_, out_.get(), partials_.get(), trace};
+        const Args args{input_.get(), input_.size(), vectors_, out_.get(), partials_.get(), trace,
+                        layout_.dynamic ? next_tile_.get() : nullptr};
+        // resident-dynamic's counter starts at 0 each run: one 8-byte memset inside the timed
+        // region (about the cost of reduce7's zeroing of its result for the atomic finish).
+        if (layout_.dynamic) CUDA_CHECK(cudaMemsetAsync(next_tile_.get(), 0, sizeof(unsigned long long), setup_.stream));
         layout_.kernel<<<launch_.blocks, launch_.threads, 0, setup_.stream>>>(args, launch_.finish);
         CUDA_CHECK_LAUNCH();
         if (launch_.finish == Finish::Partials) {
@@ -589,7 +625,8 @@ public:
             CUDA_CHECK(cudaEventSynchronize(stop));
             float elapsed = 0;
             CUDA_CHECK(cudaEventElapsedTime(&elapsed, start, stop));
-            check(std::is_same_v<T, int> ? std::uint64_t(o.batch) : 1, b == o.batches, "back-to-back");
+            // An atomic finish (int, and float's +atomic) adds every launch's sum into the result.
+            check(zeroes_result() ? std::uint64_t(o.batch) : 1, b == o.batches, "back-to-back");
             if (b >= 1) ms.push_back(elapsed / o.batch);
         }
         return summarize(ms);
@@ -604,6 +641,7 @@ private:
     unsigned resident_ = 0;
     Launch launch_;
     DeviceBuffer<T> partials_, out_;
+    DeviceBuffer<unsigned long long> next_tile_;
     int registers_ = 0, per_sm_ = 0;
 };
 

@@ -53,6 +53,8 @@ __global__ void interleaved_divergent(const T* in, std::size_t n, T* block_sums)
 }
 
 // ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
 constexpr unsigned kInputsPerThread = 1;
 
 // --select, this stage's labelled variant (common/variant.h, bitmask_select.cuh): a
@@ -68,8 +70,7 @@ constexpr Variant kSelect = {
 constexpr Variant kVariants[] = {kSelect};
 
 template <typename T>
-void interleaved_divergent_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
-                               cudaStream_t stream) {
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     const unsigned block = config.block;
     // --select picks the test; the default is the classic %.
     const Select select = chosen_as<Select, T>(kSelect, config);
@@ -82,15 +83,17 @@ void interleaved_divergent_sum(const T* in, std::size_t n, T* out, void* workspa
                });
 }
 
-std::size_t interleaved_divergent_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
     return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
 }
 
-TreeTrace interleaved_divergent_trace(unsigned block) {
+TreeTrace tree_trace(unsigned block) {
     return replay_tree(block, kInputsPerThread, [](auto& shared, unsigned tid, unsigned b, auto sync) {
         tree_sum(shared, tid, b, sync);
     });
 }
+
+}  // namespace
 
 // The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
 extern const Stage reduce0_stage = {
@@ -99,10 +102,10 @@ extern const Stage reduce0_stage = {
     .idea = "a tree in shared memory, interleaved addressing, divergent branch",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
-    .workspace_bytes = interleaved_divergent_workspace,
-    .sum_int = interleaved_divergent_sum<int>,
-    .sum_float = interleaved_divergent_sum<float>,
-    .sum_double = interleaved_divergent_sum<double>,
-    .trace = interleaved_divergent_trace,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
+    .trace = tree_trace,
     .variants = kVariants,
 };

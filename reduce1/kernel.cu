@@ -47,11 +47,12 @@ __global__ void interleaved_convergent(const T* in, std::size_t n, T* block_sums
 }
 
 // ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
 constexpr unsigned kInputsPerThread = 1;
 
 template <typename T>
-void interleaved_convergent_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
-                               cudaStream_t stream) {
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     const unsigned block = config.block;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
@@ -60,14 +61,16 @@ void interleaved_convergent_sum(const T* in, std::size_t n, T* out, void* worksp
                });
 }
 
-std::size_t interleaved_convergent_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
     return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
 }
 
-TreeTrace interleaved_convergent_trace(unsigned block) {
+TreeTrace tree_trace(unsigned block) {
     return replay_tree(block, kInputsPerThread,
                        [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
 }
+
+}  // namespace
 
 // The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
 extern const Stage reduce1_stage = {
@@ -76,9 +79,9 @@ extern const Stage reduce1_stage = {
     .idea = "the same tree with a strided index: active threads are contiguous, in the fewest warps",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
-    .workspace_bytes = interleaved_convergent_workspace,
-    .sum_int = interleaved_convergent_sum<int>,
-    .sum_float = interleaved_convergent_sum<float>,
-    .sum_double = interleaved_convergent_sum<double>,
-    .trace = interleaved_convergent_trace,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
+    .trace = tree_trace,
 };

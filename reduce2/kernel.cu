@@ -46,11 +46,12 @@ __global__ void sequential_addressing(const T* in, std::size_t n, T* block_sums)
 }
 
 // ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
 constexpr unsigned kInputsPerThread = 1;
 
 template <typename T>
-void sequential_addressing_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
-                               cudaStream_t stream) {
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     const unsigned block = config.block;
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
@@ -59,14 +60,16 @@ void sequential_addressing_sum(const T* in, std::size_t n, T* out, void* workspa
                });
 }
 
-std::size_t sequential_addressing_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
     return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
 }
 
-TreeTrace sequential_addressing_trace(unsigned block) {
+TreeTrace tree_trace(unsigned block) {
     return replay_tree(block, kInputsPerThread,
                        [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
 }
+
+}  // namespace
 
 // The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
 extern const Stage reduce2_stage = {
@@ -75,9 +78,9 @@ extern const Stage reduce2_stage = {
     .idea = "sequential addressing: a warp touches 32 consecutive words, no bank conflicts",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
-    .workspace_bytes = sequential_addressing_workspace,
-    .sum_int = sequential_addressing_sum<int>,
-    .sum_float = sequential_addressing_sum<float>,
-    .sum_double = sequential_addressing_sum<double>,
-    .trace = sequential_addressing_trace,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
+    .trace = tree_trace,
 };

@@ -60,6 +60,8 @@ __global__ void first_add_during_load(const T* in, std::size_t n, T* block_sums)
 }
 
 // ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
 constexpr unsigned kInputsPerThread = 2;
 
 // --running-sum, this stage's labelled variant (common/variant.h): a result is labelled
@@ -75,8 +77,7 @@ constexpr Variant kRunningSum = {
 constexpr Variant kVariants[] = {kRunningSum};
 
 template <typename T>
-void first_add_during_load_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
-                               cudaStream_t stream) {
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     const unsigned block = config.block;
     // --running-sum picks where the tree keeps a thread's sum; the default is the register.
     const RunningSum where = chosen_as<RunningSum, T>(kRunningSum, config);
@@ -89,15 +90,17 @@ void first_add_during_load_sum(const T* in, std::size_t n, T* out, void* workspa
                });
 }
 
-std::size_t first_add_during_load_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
     return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
 }
 
-TreeTrace first_add_during_load_trace(unsigned block) {
+TreeTrace tree_trace(unsigned block) {
     return replay_tree(block, kInputsPerThread, [](auto& shared, unsigned tid, unsigned b, auto sync) {
         tree_sum(shared, shared.running_sum(tid), tid, b, sync);
     });
 }
+
+}  // namespace
 
 // The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
 extern const Stage reduce3_stage = {
@@ -106,10 +109,10 @@ extern const Stage reduce3_stage = {
     .idea = "first add during the load; each thread's running sum in a register",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
-    .workspace_bytes = first_add_during_load_workspace,
-    .sum_int = first_add_during_load_sum<int>,
-    .sum_float = first_add_during_load_sum<float>,
-    .sum_double = first_add_during_load_sum<double>,
-    .trace = first_add_during_load_trace,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
+    .trace = tree_trace,
     .variants = kVariants,
 };

@@ -75,6 +75,8 @@ __global__ void unroll_last_warp(const T* in, std::size_t n, T* block_sums) {
 }
 
 // ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
 constexpr unsigned kInputsPerThread = 2;
 
 // --last-warp, this stage's labelled variant (common/variant.h): a result is labelled
@@ -92,8 +94,7 @@ constexpr Variant kLastWarp = {
 constexpr Variant kVariants[] = {kLastWarp};
 
 template <typename T>
-void unroll_last_warp_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
-                          cudaStream_t stream) {
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     const unsigned block = config.block;
     // --last-warp picks the pre-Volta code (legacy_last_warp.cuh); the default is correct.
     const LastWarp mode = chosen_as<LastWarp, T>(kLastWarp, config);
@@ -107,9 +108,11 @@ void unroll_last_warp_sum(const T* in, std::size_t n, T* out, void* workspace, c
                });
 }
 
-std::size_t unroll_last_warp_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
     return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
 }
+
+}  // namespace
 
 // The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
 extern const Stage reduce4_stage = {
@@ -118,9 +121,9 @@ extern const Stage reduce4_stage = {
     .idea = "the last warp unrolled: no block-wide barriers once s <= 32",
     .min_block = 64,  // the last warp adds slot tid + 32, so a block needs two warps
     .max_block = 1024,
-    .workspace_bytes = unroll_last_warp_workspace,
-    .sum_int = unroll_last_warp_sum<int>,
-    .sum_float = unroll_last_warp_sum<float>,
-    .sum_double = unroll_last_warp_sum<double>,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
     .variants = kVariants,
 };

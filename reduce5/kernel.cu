@@ -67,11 +67,12 @@ __global__ void complete_unroll(const T* in, std::size_t n, T* block_sums) {
 }
 
 // ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
 constexpr unsigned kInputsPerThread = 2;
 
 template <typename T>
-void complete_unroll_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
-                         cudaStream_t stream) {
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     // solution (assignment 5): launch complete_unroll<BLOCK> for the run-time block size (dispatch_block_size, common/stage.h)
     dispatch_block_size<64, 1024>(config.block, [&](auto block) {
         constexpr unsigned BLOCK = decltype(block)::value;
@@ -85,9 +86,11 @@ void complete_unroll_sum(const T* in, std::size_t n, T* out, void* workspace, co
     // end solution
 }
 
-std::size_t complete_unroll_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
     return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
 }
+
+}  // namespace
 
 // The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
 extern const Stage reduce5_stage = {
@@ -96,8 +99,8 @@ extern const Stage reduce5_stage = {
     .idea = "block size as a template parameter: the tree completely unrolled",
     .min_block = 64,  // the last warp adds slot tid + 32, so a block needs two warps
     .max_block = 1024,
-    .workspace_bytes = complete_unroll_workspace,
-    .sum_int = complete_unroll_sum<int>,
-    .sum_float = complete_unroll_sum<float>,
-    .sum_double = complete_unroll_sum<double>,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
 };

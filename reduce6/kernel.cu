@@ -72,11 +72,12 @@ __global__ void grid_stride(const T* in, std::size_t n, T* block_sums) {
 }
 
 // ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
 constexpr unsigned kInputsPerThread = 2;  // per step of the grid-stride loop
 
 template <typename T>
-void grid_stride_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
-                     cudaStream_t stream) {
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     if (n == 0) return write_zero(out, stream);
     dispatch_block_size<64, 1024>(config.block, [&](auto block) {
         constexpr unsigned BLOCK = decltype(block)::value;
@@ -102,9 +103,11 @@ void grid_stride_sum(const T* in, std::size_t n, T* out, void* workspace, const 
     });
 }
 
-std::size_t grid_stride_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
     return ceil_div(n, kInputsPerThread * config.block) * value_size;  // at most one partial per block
 }
+
+}  // namespace
 
 // The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
 extern const Stage reduce6_stage = {
@@ -113,8 +116,8 @@ extern const Stage reduce6_stage = {
     .idea = "many elements per thread: a grid-stride loop over a grid that just fills the GPU",
     .min_block = 64,  // the last warp adds slot tid + 32, so a block needs two warps
     .max_block = 1024,
-    .workspace_bytes = grid_stride_workspace,
-    .sum_int = grid_stride_sum<int>,
-    .sum_float = grid_stride_sum<float>,
-    .sum_double = grid_stride_sum<double>,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
 };

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "variants.cuh"             // --vec, --finish and --loads: the experiments of docs/07, apart from the lesson
 #include "programmatic_launch.cuh"  // --finish pdl's launch, apart from the lesson
 #include "stage.h"
 
@@ -83,7 +84,7 @@ __device__ T add_lanes(T sum, const V& vector) {
 }  // namespace
 
 // ---------------------------------------------------------------- kernel
-// How the blocks' sums become one value (--finish, declared with the launcher).
+// How the blocks' sums become one value (--finish: variants.cuh).
 enum class Finish {
     TwoPass,    // a second launch of one block sums the partials (deterministic)
     Atomic,     // every block atomically adds its sum into the result (order varies run to run)
@@ -93,15 +94,6 @@ enum class Finish {
 
 // ops/reduce_op.cuh repeats this kernel's tile loop and last-block finish for any operator
 // (reduce_ops, reduce7_cg, reduce7_cub); tests/host/test_copies_in_step.cpp keeps the two in step.
-constexpr int kDefaultLoadsInFlight = 4;  // independent vector loads each thread issues before adding
-
-// --loads (declared with the launcher) reaches the kernel as LOADS...: empty for the
-// default, so that the kernel that runs by default keeps its name,
-// shuffle_vector_single_pass<256u, 4, int>, which scripts/sass.sh and the profiles look for.
-template <int... LOADS>
-__host__ __device__ constexpr int loads_in_flight() {
-    return sizeof...(LOADS) == 0 ? kDefaultLoadsInFlight : (0 + ... + LOADS);
-}
 
 template <unsigned BLOCK, int VEC, typename T, int... LOADS>
 __global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out,
@@ -191,89 +183,9 @@ __global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_
 }
 
 // ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
 constexpr std::size_t kCounterBytes = 256;  // blocks_done, then the partials, aligned
-
-// This stage's labelled variants (common/variant.h). Every result is labelled with both,
-// "vec=4 finish=atomic"; --variants times every vector width the type allows x every finish.
-constexpr std::string_view kVecChoices[] = {"1", "2", "4"};
-constexpr Variant kVec = {
-    .name = "vec",
-    .value_name = "V",
-    .choices = kVecChoices,
-    .help = "elements per vector load, 1 | 2 | 4 (default: 16 bytes)",
-    // The widest load is 16 bytes: 4 ints or floats, 2 doubles.
-    .default_for = [](ValueType type) -> std::string_view { return type_size(type) == 8 ? "2" : "4"; },
-    .unsupported = [](std::string_view vec, ValueType type) -> std::string {
-        const std::size_t bytes = std::stoul(std::string(vec)) * type_size(type);
-        if (bytes <= 16) return "";
-        return "--vec " + std::string(vec) + " with " + std::string(type_name(type)) + " would be a " +
-               std::to_string(bytes) + "-byte load; the widest load is 16 bytes";
-    },
-    .always_labelled = true,
-};
-constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl"};  // in the order of enum Finish
-constexpr Variant kFinish = {
-    .name = "finish",
-    .value_name = "F",
-    .choices = kFinishChoices,
-    .help = "two-pass | atomic | last-block | pdl (default: atomic for int,\n"
-            "last-block for float and double: the fastest that gives the same bits every run;\n"
-            "pdl: two-pass with Programmatic Dependent Launch, compute capability 9.0 and newer)",
-    // The fastest finish that gives the same bits on every run. Integer addition is
-    // associative, so atomics are deterministic for int; for float and double the order of
-    // the atomic adds varies from run to run, and so would the rounding.
-    .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "atomic" : "last-block"; },
-    .needs_compute_capability = [](std::string_view finish) { return finish == "pdl" ? 90 : 0; },
-    .always_labelled = true,
-};
-// --loads: how many vector loads each thread issues before it adds any (a tile is that
-// many x BLOCK vectors). More loads keep more bytes in flight per thread, at the price of
-// registers; docs/07-shuffles-vectors.md asks what each is worth. Labelled "loads=8" when
-// not the default; --variants leaves it at the choice given. The choices other than 4 are
-// built for one shape only, block 256 and the 16-byte vector, the experiment's fixed point:
-// every block and width as well made 240 kernels to compile instead of 60; with the 240,
-// the README's first command took 54.4 s on the H100 (scripts/build_times.sh at 074a57a),
-// and 42.9 s at 661bd8c with the 60 (other changes between the two runs as well).
-constexpr std::string_view kLoadsChoices[] = {"1", "2", "4", "8", "16"};
-constexpr Variant kLoads = {
-    .name = "loads",
-    .value_name = "L",
-    .choices = kLoadsChoices,
-    .help = "vector loads in flight per thread, 1 | 2 | 4 | 8 | 16 (default 4;\n"
-            "the others with --block 256 and 16-byte vectors only)",
-    .default_choice = "4",  // kDefaultLoadsInFlight
-    .timed_by_variants = false,
-};
-constexpr Variant kVariants[] = {kVec, kFinish, kLoads};
-
-// Call f(std::integral_constant<int, VEC>) for the run-time vector width: 1, 2 or 4
-// elements, at most 16 bytes (the option parser has rejected the rest).
-template <typename T, typename F>
-void dispatch_vector_width(int vec, F&& f) {
-    if (vec == 1) return f(std::integral_constant<int, 1>{});
-    if (vec == 2) return f(std::integral_constant<int, 2>{});
-    if constexpr (sizeof(T) <= 4) {
-        if (vec == 4) return f(std::integral_constant<int, 4>{});
-    }
-    throw std::invalid_argument("unsupported vector width " + std::to_string(vec));
-}
-
-// Call f(std::integer_sequence<int, LOADS...>) for the run-time --loads: no LOADS for the
-// default (see the kernel), one for the others, which exist only at block 256 and the
-// 16-byte vector (see kLoads).
-template <unsigned BLOCK, int VEC, typename T, typename F>
-void dispatch_loads_in_flight(int loads, F&& f) {
-    if (loads == kDefaultLoadsInFlight) return f(std::integer_sequence<int>{});
-    if constexpr (BLOCK == 256 && VEC * sizeof(T) == 16) {
-        if (loads == 1) return f(std::integer_sequence<int, 1>{});
-        if (loads == 2) return f(std::integer_sequence<int, 2>{});
-        if (loads == 8) return f(std::integer_sequence<int, 8>{});
-        if (loads == 16) return f(std::integer_sequence<int, 16>{});
-    }
-    throw std::invalid_argument("--loads " + std::to_string(loads) + " runs with --block 256 and 16-byte vectors only (" +
-                                "--block " + std::to_string(BLOCK) + ", " + std::to_string(VEC * sizeof(T)) +
-                                "-byte vectors given)");
-}
 
 // shuffle_vector_single_pass for one --loads.
 template <unsigned BLOCK, int VEC, typename T, int... LOADS>
@@ -282,8 +194,7 @@ constexpr auto single_pass_kernel(std::integer_sequence<int, LOADS...>) {
 }
 
 template <typename T>
-void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,
-                        cudaStream_t stream) {
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     if (n == 0) return write_zero(out, stream);
     auto* blocks_done = static_cast<unsigned*>(workspace);
     T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + kCounterBytes);
@@ -315,9 +226,11 @@ void shuffle_vector_sum(const T* in, std::size_t n, T* out, void* workspace, con
     });
 }
 
-std::size_t shuffle_vector_workspace(std::size_t n, std::size_t value_size, const RunConfig& config) {
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
     return kCounterBytes + ceil_div(n, config.block) * value_size;  // at most one partial per block
 }
+
+}  // namespace
 
 // The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
 extern const Stage reduce7_stage = {
@@ -326,9 +239,9 @@ extern const Stage reduce7_stage = {
     .idea = "warp shuffles, 16-byte loads and a single pass",
     .min_block = 32,  // shuffles need whole warps, nothing more
     .max_block = 1024,
-    .workspace_bytes = shuffle_vector_workspace,
-    .sum_int = shuffle_vector_sum<int>,
-    .sum_float = shuffle_vector_sum<float>,
-    .sum_double = shuffle_vector_sum<double>,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
     .variants = kVariants,
 };

@@ -29,6 +29,15 @@ struct Leak {
 
 std::vector<Leak> find_leaks(const Tree& tree, const std::set<std::string>& solution);
 
+// Prose: the sentences of the assigned stages' prose regions (markers.h), as every run of
+// kPhraseWords consecutive words (lower case, punctuation and symbols dropped), less the
+// runs a student is handed anyway. A file of the tree that holds one restates the solution
+// in words, though no line of it matches: a handout's sentence, a header left unmarked.
+constexpr std::size_t kPhraseWords = 7;
+std::set<std::string> solution_phrases(const fs::path& repo, const Assignment& assignment);
+// Each place in the tree where a run of the phrases stands (a leak per line, its first word's).
+std::vector<Leak> find_phrase_leaks(const Tree& tree, const std::set<std::string>& phrases);
+
 // The form in which lines are compared: trimmed; in Markdown, a leading diff sign dropped.
 std::string comparable(const std::string& line, bool markdown);
 

@@ -194,10 +194,15 @@ int check(const fs::path& repo, bool write_handouts) {
                 std::cout << a.name() << ": " << leak.path << ":" << leak.line << " leaks a solution line: " << leak.text << "\n";
                 ++problems;
             }
+            for (const Leak& leak : find_phrase_leaks(make_student_tree(repo, a), solution_phrases(repo, a))) {
+                std::cout << a.name() << ": " << leak.path << ":" << leak.line << " restates the solution's words: \"" << leak.text
+                          << "\"\n";
+                ++problems;
+            }
         }
     }
     std::cout << (problems ? "classroom check: " + std::to_string(problems) + " problems\n"
-                           : "classroom check: markers well formed, no assignment leaks a solution line\n");
+                           : "classroom check: markers well formed, no assignment leaks a solution line or its header's words\n");
     return problems ? 1 : 0;
 }
 

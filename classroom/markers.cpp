@@ -27,6 +27,13 @@ std::vector<std::string> split_lines(const std::string& text) {
 
 }  // namespace
 
+bool Region::prose() const {
+    for (const std::string& line : reference) {
+        if (trimmed(line).rfind("//", 0) != 0) return false;
+    }
+    return !reference.empty();
+}
+
 std::string trimmed(const std::string& line) {
     const auto first = line.find_first_not_of(" \t\r\n");
     if (first == std::string::npos) return "";
@@ -73,7 +80,9 @@ std::string render_lines(const MarkedFile& file, const std::vector<RegionAs>& as
         if (as[r] == RegionAs::Reference) {
             for (const std::string& line : region.reference) out += line + "\n";
         } else if (as[r] == RegionAs::Stub) {
-            out += region.indent + "// TODO (assignment " + std::to_string(region.assignment) + "): " + region.todo + "\n";
+            if (!region.prose()) {
+                out += region.indent + "// TODO (assignment " + std::to_string(region.assignment) + "): " + region.todo + "\n";
+            }
             for (const std::string& line : region.stub) out += region.indent + line + "\n";
         }
         next = region.close + 1;
@@ -90,6 +99,12 @@ std::vector<std::string> check_stage_regions(const MarkedFile& file, int stage, 
         const std::string where = path + ":" + std::to_string(region.open + 1) + ": ";
         if (region.assignment != stage) {
             problems.push_back(where + "region of assignment " + std::to_string(region.assignment) + " in " + name);
+        }
+        if (region.prose()) {
+            bool comments = !region.stub.empty();
+            for (const std::string& line : region.stub) comments = comments && trimmed(line).rfind("//", 0) == 0;
+            if (!comments) problems.push_back(where + "a region of comments needs stubs that are comments (\"// stub: // ...\")");
+            continue;
         }
         std::string stub;
         for (const std::string& line : region.stub) stub += line + "\n";

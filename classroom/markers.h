@@ -13,7 +13,14 @@
 //
 // In a stage's kernel.cu every region belongs to that stage's assignment, and its stub
 // calls not_implemented() (common/stage.h), so the student's copy compiles, runs and fails
-// verification with a message that names the assignment. Regions elsewhere (the tests
+// verification with a message that names the assignment. A region of comments only (a
+// prose region: the sentences of a stage's header that state its solution) has comment
+// stubs instead, which say what to achieve, and becomes just those lines, no TODO line:
+//
+//     // solution (assignment 2): the idea, in the header
+//     // ...the sentences that give the answer...
+//     // stub: // ...a sentence that says what the kernel must achieve...
+//     // end solution Regions elsewhere (the tests
 // whose expectations are an assignment's answer) may have no stub: they are left out.
 #pragma once
 
@@ -34,6 +41,8 @@ struct Region {
     std::size_t open = 0, close = 0;  // line indices of the two markers
     std::vector<std::string> reference;  // the lines between them, stub lines excepted
     std::vector<std::string> stub;       // the stub lines' code, "// stub: " removed
+    // Every reference line a comment: a prose region (its stubs are comments too).
+    bool prose() const;
 };
 
 struct MarkedFile {
@@ -56,7 +65,8 @@ std::string render(const MarkedFile& file, Choose&& choose);
 
 // The checks a kernel file of stage `stage` (reduce`stage`/kernel.cu) must pass, as a list
 // of problems (empty: fine): every region belongs to `stage`, has reference code and a stub
-// that calls not_implemented() with a message naming the stage and its assignment.
+// that calls not_implemented() with a message naming the stage and its assignment (a prose
+// region: stubs that are comments).
 std::vector<std::string> check_stage_regions(const MarkedFile& file, int stage, const std::string& path);
 
 // "  code" -> "code"; the comparison form of a line for the leak check.

@@ -67,7 +67,7 @@ TreeStats analyze_tree(const TreeTrace& trace) {
             if (access.into.empty()) continue;
             const unsigned lanes = std::min(kWarp, block - w * kWarp);
             ++step.active_warps;
-            if (access.into.size() < lanes) ++step.divergent_warps;
+            if (access.into.size() < lanes) ++step.partly_active_warps;
             step.worst_bank_conflict = std::max(
                 {step.worst_bank_conflict, conflict_degree(access.into), conflict_degree(access.from)});
         }
@@ -98,11 +98,11 @@ void print_explain(std::ostream& out, const char* stage, const TreeTrace& trace,
                   "tree_sum\n",
                   stage, trace.block, trace.block * trace.inputs_per_thread);
     out << line << "(bank conflicts for 4-byte values: int and float)\n\n";
-    out << "step  stride  active threads  active warps  divergent warps  worst bank conflict   adds\n";
+    out << "step  stride  active threads  active warps  partly active warps  worst bank conflict   adds\n";
     const auto row = [&](const std::string& name, const std::string& stride, const StepStats& s) {
         const std::string conflict = s.worst_bank_conflict <= 1 ? "none" : std::to_string(s.worst_bank_conflict) + "-way";
-        std::snprintf(line, sizeof line, "%-4s  %6s  %14u  %12u  %15u  %19s  %5u\n", name.c_str(), stride.c_str(),
-                      s.active_threads, s.active_warps, s.divergent_warps, conflict.c_str(), s.adds);
+        std::snprintf(line, sizeof line, "%-4s  %6s  %14u  %12u  %19u  %19s  %5u\n", name.c_str(), stride.c_str(),
+                      s.active_threads, s.active_warps, s.partly_active_warps, conflict.c_str(), s.adds);
         out << line;
     };
     row("load", "-", stats.load);

@@ -1,5 +1,5 @@
 // --explain: replay a block's shared-memory tree on the host and count what the hardware
-// sees at each step: active threads, active and divergent warps, bank conflicts, and the
+// sees at each step: active threads, active and partly active warps, bank conflicts, and the
 // share of occupied thread slots that do useful adds.
 //
 // The replay runs the stage's own tree function (tree_sum in reduce0 ... reduce3), the one
@@ -118,7 +118,8 @@ struct StepStats {
     unsigned stride = 0;               // from - into of the first add: the tree's s at this step
     unsigned active_threads = 0;       // threads that add
     unsigned active_warps = 0;         // warps with at least one active thread: they occupy the SM
-    unsigned divergent_warps = 0;      // warps with some, but not all, of their 32 threads active
+    unsigned partly_active_warps = 0;  // warps with some, but not all, of their 32 threads adding: the warp
+                                       // issues the step for all 32 lanes, the idle ones masked off
     unsigned worst_bank_conflict = 0;  // most distinct 4-byte words one warp access hits in one bank
     unsigned adds = 0;
 };

@@ -1,11 +1,17 @@
 // reduce3: the first add during the load, and the running sum in a register
 //
+// solution (assignment 3): the idea, in the header (the sentences that give the answer)
 // reduce2 plus one idea: a thread's sum lives in a register. Each thread loads two
 // values, blockDim.x apart, and adds them as it loads them, before anything reaches shared
 // memory. A block now covers 2 x blockDim.x values: half as many blocks, and no thread is
 // idle at the first add. Through the tree the thread keeps adding into the same register
 // and only stores it for the others to read, so a step loads one value from shared memory
 // (its partner's), not two.
+// stub: // reduce2 plus one idea: a thread's sum lives in a register. Each thread adds two input
+// stub: // values as it loads them, before anything reaches shared memory. A block now covers
+// stub: // 2 x blockDim.x values: half as many blocks, and no thread is idle at the first add.
+// stub: // Through the tree a step loads from shared memory only what it cannot hold itself.
+// end solution
 //
 // `--running-sum shared` runs reduce2's tree instead (shared_running_sum.cuh), a labelled
 // variant that docs/03-first-add.md uses to measure the two halves of the idea apart.

@@ -1,9 +1,14 @@
 // reduce4: the last warp unrolled, without block-wide barriers
 //
+// solution (assignment 4): the idea, in the header (the sentences that give the answer)
 // reduce3 plus one idea. Once s <= 32 only warp 0 still adds, and one warp does not need
 // a __syncthreads() for the whole block to coordinate its own 32 threads. So the loop
 // stops at s = 64 and warp 0 finishes the last six steps (s = 32 ... 1) alone, ordering
 // them with __syncwarp(), which synchronizes just the warp's threads.
+// stub: // reduce3 plus one idea. Once s <= 32 only warp 0 still adds, and one warp does not need
+// stub: // a __syncthreads() for the whole block to coordinate its own 32 threads. Finish the last
+// stub: // steps with the synchronization a warp needs, and no more.
+// end solution
 //
 // Why __syncwarp() rather than nothing: before Volta the 32 threads of a warp ran in
 // lockstep, and the classic version of this code relied on it, with only `volatile` to

@@ -1,10 +1,15 @@
 // reduce5: the block size as a template parameter: the tree completely unrolled
 //
+// solution (assignment 5): the idea, in the header (the sentences that give the answer)
 // reduce4 plus one idea. The kernel takes its block size as a compile-time constant
 // BLOCK, so the tree's loop has a known trip count: the compiler unrolls it completely,
 // drops the loop counter and the tests whose answer it now knows (tid < s for a constant
 // s), and sizes nothing at run time. The launcher picks the instantiation for the block
 // size asked for (dispatch_block_size, common/stage.h).
+// stub: // reduce4 plus one idea. The kernel takes its block size as a compile-time constant
+// stub: // BLOCK, so that the compiler can unroll the tree completely and drop what it then knows
+// stub: // at compile time. The launcher must run the instantiation for the block size asked for.
+// end solution
 //
 // What it exposes: little is left to gain in the tree. The compiler already unrolled much
 // of reduce4, and the kernel now waits on memory, not on instructions

@@ -1,5 +1,6 @@
 // reduce6: many elements per thread: a grid-stride loop over a fixed grid
 //
+// solution (assignment 6): the idea, in the header (the sentences that give the answer)
 // reduce5 plus one idea. Instead of one block per 2 x BLOCK values, the launcher starts
 // only as many blocks as the GPU holds at once (SMs x resident blocks per SM, from the
 // occupancy calculator), and each thread walks the whole input with a stride of the
@@ -7,6 +8,12 @@
 // block start-up now happen once per hundreds of values instead of once per 2 x BLOCK,
 // and every thread keeps loads in flight for as long as the input lasts. The grid's few
 // hundred partial sums are finished by one more launch of a single block.
+// stub: // reduce5 plus one idea. The launcher starts only as many blocks as the GPU holds at once
+// stub: // (SMs x resident blocks per SM, from the occupancy calculator), and each thread walks the
+// stub: // whole input with a stride of the whole grid, adding in a register as it goes, so that the
+// stub: // tree, the barriers and the block start-up are paid once per many values. The grid's
+// stub: // partial sums are finished by one more launch of a single block.
+// end solution
 //
 // What it exposes: the shared-memory tree is now a small part of the time; what is left
 // is how many bytes each thread keeps in flight and the second launch

@@ -15,10 +15,16 @@
 //    double: the same bits every run), so the whole reduction is one launch, not a second
 //    one that waits for the first to drain.
 //
+// solution (assignment 7): the idea, in the header (the sentences that give the answer)
 // The loads go in tiles: at each step a block reads kLoadsInFlight (4) x BLOCK contiguous
 // vectors, every thread issuing all its loads before adding any. The grid is fixed, as in
 // reduce6, but never larger than the number of tiles the input fills (the last one
 // possibly in part), so a small input gets few blocks and a cheap finish.
+// stub: // The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors, one tile per block per
+// stub: // step, every thread issuing all its loads before adding any. The grid is fixed, as in
+// stub: // reduce6, but never larger than the number of tiles the input fills (the last one
+// stub: // possibly in part), so a small input gets few blocks and a cheap finish.
+// end solution
 //
 // --vec 1|2|4 (elements per load), --finish two-pass|atomic|last-block and --loads
 // 1|2|4|8|16 (vector loads in flight per thread) select the variants that

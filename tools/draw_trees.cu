@@ -75,7 +75,7 @@ std::string draw(const Stage& stage) {
                 return std::to_string(k) + " " + what + (k == 1 ? "" : "s");
             };
             right = count(s.active_threads, "thread") + ", " + count(s.active_warps, "warp") + " (" +
-                    std::to_string(s.divergent_warps) + " divergent), " +
+                    std::to_string(s.partly_active_warps) + " partly active), " +
                     (s.worst_bank_conflict > 1 ? std::to_string(s.worst_bank_conflict) + "-way conflict" : "no conflict");
             for (const TreeAdd& a : adds) {  // lines from the previous row
                 const char* color = a.tid / 32 == 0 ? "#1f77b4" : "#ff7f0e";

@@ -123,6 +123,22 @@ TEST(Markers, RenderReferenceStubOrNothing) {
     EXPECT_EQ(render(file, [](int) { return RegionAs::Removed; }), "a\nb\n");
 }
 
+// A region of comments (a header's sentences that give the answer) becomes its comment
+// stubs alone, with no TODO line; its stubs must be comments, and need no not_implemented().
+TEST(Markers, AProseRegionBecomesItsCommentStubs) {
+    const MarkedFile file = parse_markers(
+        "// reduce2: title\n// solution (assignment 2): the idea\n// the answer, in words\n"
+        "// stub: // what to achieve\n// end solution\ncode;\n",
+        "f");
+    ASSERT_EQ(file.regions.size(), 1u);
+    EXPECT_TRUE(file.regions[0].prose());
+    EXPECT_EQ(render(file, [](int) { return RegionAs::Stub; }), "// reduce2: title\n// what to achieve\ncode;\n");
+    EXPECT_EQ(render(file, [](int) { return RegionAs::Reference; }), "// reduce2: title\n// the answer, in words\ncode;\n");
+    EXPECT_TRUE(check_stage_regions(file, 2, "f").empty());
+    const MarkedFile code_stub = parse_markers("// solution (assignment 2): x\n// words\n// stub: return;\n// end solution\n", "g");
+    EXPECT_EQ(check_stage_regions(code_stub, 2, "g").size(), 1u);  // a prose region's stub must be a comment
+}
+
 TEST(Trees, EveryAssignmentHasTheStagesDocsAndStubsItShould) {
     static const std::regex chapter(R"(^docs/0(\d)-.*\.md$)");
     for (const Assignment& a : every_assignment()) {
@@ -180,6 +196,39 @@ TEST(Trees, NoAssignmentLeaksASolutionLine) {
             ADD_FAILURE() << a.name() << ": " << leak.path << ":" << leak.line << " has a solution line: " << leak.text;
         }
     }
+}
+
+// The sentences of a stage's header that give its answer are a prose region (markers.h):
+// no assignment's tree holds a run of their words, the handouts and docs included.
+TEST(Trees, NoAssignmentRestatesItsHeadersSolution) {
+    for (const Assignment& a : every_assignment()) {
+        const std::set<std::string> phrases = solution_phrases(kRepo, a);
+        EXPECT_FALSE(phrases.empty()) << a.name() << ": no prose region, nothing checked";
+        for (const Leak& leak : find_phrase_leaks(make_student_tree(kRepo, a), phrases)) {
+            ADD_FAILURE() << a.name() << ": " << leak.path << ":" << leak.line << " restates the solution: " << leak.text;
+        }
+    }
+}
+
+// A restating sentence planted in the assigned stage's header, or in its handout, is caught
+// though no line of it matches a line of the solution.
+TEST(Trees, TheLeakCheckCatchesAPlantedRestatingSentence) {
+    const Assignment a{2, 2};
+    const std::set<std::string> phrases = solution_phrases(kRepo, a);
+    Tree tree = make_student_tree(kRepo, a);
+    ASSERT_TRUE(find_phrase_leaks(tree, phrases).empty());
+    // The header's answer in other words around the same phrase, and the handout's.
+    std::string& header = tree["reduce2/kernel.cu"].text;
+    header.insert(header.find('\n') + 1, "// Hint: at every step, thread tid < s adds slot tid + s into slot tid.\n");
+    tree["assignments/reduce2.md"].text +=
+        "\nIn short: the tree now starts with the widest step, then halves it.\n";
+    const auto leaks = find_phrase_leaks(tree, phrases);
+    ASSERT_EQ(leaks.size(), 2u);
+    EXPECT_EQ(leaks[0].path, "assignments/reduce2.md");
+    EXPECT_EQ(leaks[1].path, "reduce2/kernel.cu");
+    EXPECT_EQ(leaks[1].line, 2u);
+    // The stub's own sentence (what to achieve) is given, not a leak.
+    EXPECT_NE(header.find("touch 32 consecutive words"), std::string::npos);
 }
 
 TEST(Trees, TheLeakCheckCatchesAPlantedSolutionLine) {

@@ -50,7 +50,7 @@ TEST(Explain, Reduce0DivergesInEveryWarpItTouches) {
     EXPECT_EQ(column(stats, &StepStats::stride), (std::vector<unsigned>{1, 2, 4, 8, 16, 32, 64, 128}));
     EXPECT_EQ(column(stats, &StepStats::active_threads), (std::vector<unsigned>{128, 64, 32, 16, 8, 4, 2, 1}));
     EXPECT_EQ(column(stats, &StepStats::active_warps), (std::vector<unsigned>{8, 8, 8, 8, 8, 4, 2, 1}));
-    EXPECT_EQ(column(stats, &StepStats::divergent_warps), (std::vector<unsigned>{8, 8, 8, 8, 8, 4, 2, 1}));
+    EXPECT_EQ(column(stats, &StepStats::partly_active_warps), (std::vector<unsigned>{8, 8, 8, 8, 8, 4, 2, 1}));
     EXPECT_EQ(column(stats, &StepStats::worst_bank_conflict), (std::vector<unsigned>{1, 1, 1, 1, 1, 1, 1, 1}));
     EXPECT_EQ(stats.warp_steps, 8u + 47u);  // the load, then the tree
     EXPECT_EQ(stats.useful_adds, 255u);
@@ -61,7 +61,7 @@ TEST(Explain, Reduce1ConvergesButConflictsOnBanks) {
     const TreeStats stats = analyze_tree(reduce1_stage.trace(256));
     EXPECT_EQ(column(stats, &StepStats::active_threads), (std::vector<unsigned>{128, 64, 32, 16, 8, 4, 2, 1}));
     EXPECT_EQ(column(stats, &StepStats::active_warps), (std::vector<unsigned>{4, 2, 1, 1, 1, 1, 1, 1}));
-    EXPECT_EQ(column(stats, &StepStats::divergent_warps), (std::vector<unsigned>{0, 0, 0, 1, 1, 1, 1, 1}));
+    EXPECT_EQ(column(stats, &StepStats::partly_active_warps), (std::vector<unsigned>{0, 0, 0, 1, 1, 1, 1, 1}));
     // Thread tid touches word 2 s tid: the active lanes' words, 2s apart, fall into only
     // 32 / 2s banks (at least one), so each bank serves (active lanes) / (banks) words.
     EXPECT_EQ(column(stats, &StepStats::worst_bank_conflict), (std::vector<unsigned>{2, 4, 8, 8, 8, 4, 2, 1}));

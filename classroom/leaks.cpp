@@ -57,28 +57,43 @@ void each_phrase(const std::string& text, F&& f) {
     }
 }
 
-}  // namespace
-
-std::set<std::string> solution_phrases(const fs::path& repo, const Assignment& a) {
-    std::set<std::string> solution, given;
+// Each marked source file a tree is made of (not build folders, not classroom/, and not a
+// generated handout/autograder folder inside the repository, whose solutions would
+// otherwise count as "given" and hide a leak), parsed; with the text a student of `a` is
+// handed of it (the assigned regions stubbed, later ones removed), or nullptr when the
+// file is a later stage's, which is not in the tree.
+template <typename F>
+void each_marked_source(const fs::path& repo, const Assignment& a, F&& f) {
     for (const std::string& path : list_files(repo)) {
         const bool source = starts_with(path, "common/") || starts_with(path, "runner/") ||
                             starts_with(path, "tests/") || starts_with(path, "tools/") || stage_of(path) >= 0;
         if (!source || !has_markers(path)) continue;
         const MarkedFile file = parse_markers(read_file(repo / path), path);
+        if (stage_of(path) > a.last) {
+            f(file, static_cast<const std::string*>(nullptr));
+            continue;
+        }
+        const std::string handed = render(file, [&](int k) {
+            if (k < a.first) return RegionAs::Reference;
+            return k <= a.last ? RegionAs::Stub : RegionAs::Removed;
+        });
+        f(file, &handed);
+    }
+}
+
+}  // namespace
+
+std::set<std::string> solution_phrases(const fs::path& repo, const Assignment& a) {
+    std::set<std::string> solution, given;
+    each_marked_source(repo, a, [&](const MarkedFile& file, const std::string* handed) {
         for (const Region& region : file.regions) {
             if (!region.prose() || region.assignment < a.first || region.assignment > a.last) continue;
             std::string text;
             for (const std::string& line : region.reference) text += line + "\n";
             each_phrase(text, [&](const std::string& phrase, std::size_t) { solution.insert(phrase); });
         }
-        if (stage_of(path) > a.last) continue;  // a later stage: not in the tree
-        const std::string handed = render(file, [&](int k) {
-            if (k < a.first) return RegionAs::Reference;
-            return k <= a.last ? RegionAs::Stub : RegionAs::Removed;
-        });
-        each_phrase(handed, [&](const std::string& phrase, std::size_t) { given.insert(phrase); });
-    }
+        if (handed) each_phrase(*handed, [&](const std::string& phrase, std::size_t) { given.insert(phrase); });
+    });
     std::set<std::string> out;
     for (const std::string& phrase : solution) {
         if (!given.count(phrase)) out.insert(phrase);
@@ -111,30 +126,16 @@ std::string comparable(const std::string& line, bool markdown) {
 
 std::set<std::string> solution_lines(const fs::path& repo, const Assignment& a) {
     std::set<std::string> solution, given;
-    for (const std::string& path : list_files(repo)) {
-        // Only the sources a tree is made of: not build folders, not classroom/, and not a
-        // generated handout/autograder folder inside the repository, whose solutions would
-        // otherwise count as "given" and hide a leak.
-        const bool source = starts_with(path, "common/") || starts_with(path, "runner/") ||
-                            starts_with(path, "tests/") || starts_with(path, "tools/") || stage_of(path) >= 0;
-        if (!source || !has_markers(path)) continue;
-        const MarkedFile file = parse_markers(read_file(repo / path), path);
+    each_marked_source(repo, a, [&](const MarkedFile& file, const std::string* handed) {
         // The solution: the reference lines of the assigned stages' regions.
         for (const Region& region : file.regions) {
             if (region.assignment >= a.first && region.assignment <= a.last) {
                 for (const std::string& line : region.reference) solution.insert(comparable(line, false));
             }
         }
-        // What a student gets anyway: the file with the assigned regions stubbed, where the
-        // file itself is handed out (the stages before the assignment, and its own).
-        if (stage_of(path) > a.last) continue;  // a later stage: not in the tree
-        add_lines(given, render(file,
-                                [&](int k) {
-                                    if (k < a.first) return RegionAs::Reference;
-                                    return k <= a.last ? RegionAs::Stub : RegionAs::Removed;
-                                }),
-                  false);
-    }
+        // What a student gets anyway: the file as handed out.
+        if (handed) add_lines(given, *handed, false);
+    });
     std::set<std::string> out;
     for (const std::string& line : solution) {
         if (says_something(line) && !given.count(line)) out.insert(line);

@@ -2,6 +2,7 @@
 #include "source_check.h"
 
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -82,21 +83,53 @@ std::string normalize(const std::string& path) {
 
 // Links to files the student tree does not have (later chapters, results, the instructor
 // guide) become their plain text; pictures that are not there become their caption.
+// Reference-style links too ([text][label], with "[label]: target" on a line of its own):
+// a definition whose target is not there goes, and its uses become their text.
 std::string drop_dead_links(const std::string& markdown, const std::string& path, const Tree& tree) {
     static const std::regex link(R"((!?)\[([^\]]*)\]\(([^)\s]+)(\s+"[^"]*")?\))");
+    static const std::regex definition(R"(^\[([^\]\s]+)\]: (\S+)(\s+"[^"]*")?[ \t]*$)");
+    static const std::regex use(R"(\[([^\]\[]+)\]\[([^\]\s]+)\])");
     const std::string dir = path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
-    std::string out;
-    auto begin = std::sregex_iterator(markdown.begin(), markdown.end(), link);
-    std::size_t copied = 0;
-    for (auto it = begin; it != std::sregex_iterator(); ++it) {
-        const std::smatch& m = *it;
-        std::string target = m[3];
+    const auto present = [&](const std::string& target) {
         const bool external = target.find("://") != std::string::npos || starts_with(target, "mailto:") ||
                               starts_with(target, "#");
         const std::string file = normalize(dir + target.substr(0, target.find('#')));
-        const bool present = external || tree.count(file) > 0 || is_directory_in(tree, file);
-        out += markdown.substr(copied, static_cast<std::size_t>(m.position(0)) - copied);
-        if (present) {
+        return external || tree.count(file) > 0 || is_directory_in(tree, file);
+    };
+    std::set<std::string> dead;
+    std::string text;
+    {
+        std::istringstream in(markdown);
+        for (std::string line; std::getline(in, line);) {
+            std::smatch m;
+            if (std::regex_match(line, m, definition) && !present(m[2])) {
+                dead.insert(m[1]);
+                continue;
+            }
+            text += line + "\n";
+        }
+        if (!markdown.empty() && markdown.back() != '\n') text.pop_back();
+    }
+    if (!dead.empty()) {
+        std::string kept;
+        std::size_t copied = 0;
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), use); it != std::sregex_iterator(); ++it) {
+            if (!dead.count((*it)[2])) continue;
+            kept += text.substr(copied, static_cast<std::size_t>(it->position(0)) - copied) + (*it)[1].str();
+            copied = static_cast<std::size_t>(it->position(0) + it->length(0));
+        }
+        text = kept + text.substr(copied);
+    }
+    const std::string& body = text;
+    std::string out;
+    auto begin = std::sregex_iterator(body.begin(), body.end(), link);
+    std::size_t copied = 0;
+    for (auto it = begin; it != std::sregex_iterator(); ++it) {
+        const std::smatch& m = *it;
+        const std::string target = m[3];
+        const bool here = present(target);
+        out += body.substr(copied, static_cast<std::size_t>(m.position(0)) - copied);
+        if (here) {
             out += m.str(0);
         } else if (m[1] == "!") {
             out += "*(" + m.str(2) + ": not in this tree)*";
@@ -105,7 +138,7 @@ std::string drop_dead_links(const std::string& markdown, const std::string& path
         }
         copied = static_cast<std::size_t>(m.position(0) + m.length(0));
     }
-    return out + markdown.substr(copied);
+    return out + body.substr(copied);
 }
 
 std::string student_readme(const Assignment& a) {

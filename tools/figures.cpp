@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -310,20 +311,57 @@ bool shows(const std::string& number, double value) {
 
 // ---------------------------------------------------------------- pages
 struct Link {
-    std::size_t begin, end;  // the whole [text](target "query") in the page
+    std::size_t begin, end;  // the whole [text](target "query") or [text][label] in the page
     std::string text, target, query;
     std::size_t line;
+    std::string label;  // a reference-style figure's label ("" for an inline one)
 };
 
 const std::regex kFigureLink(R"(\[([^\]\[]+)\]\(([^)\s]*results/[^)\s]+) \"([^\"]+)\"\))");
+// A reference-style figure's definition, alone on its line: [LABEL]: TARGET "QUERY".
+const std::regex kFigureDefinition(R"(^\[([^\]\s]+)\]: (\S*results/\S+) \"([^\"]+)\"[ \t]*$)");
+// A use of a reference-style link: [TEXT][LABEL] (a figure when LABEL is defined as one).
+const std::regex kReferenceUse(R"(\[([^\]\[]+)\]\[([^\]\s]+)\])");
 
+struct Definition {
+    std::string target, query;
+    std::size_t line;
+};
+
+// The page's figure definitions, by label.
+std::map<std::string, Definition> figure_definitions(const std::string& page) {
+    std::map<std::string, Definition> defined;
+    std::istringstream in(page);
+    std::size_t number = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++number;
+        std::smatch m;
+        if (std::regex_match(line, m, kFigureDefinition)) defined[m[1]] = {m[2], m[3], number};
+    }
+    return defined;
+}
+
+std::size_t line_at(const std::string& page, std::size_t offset) {
+    return static_cast<std::size_t>(std::count(page.begin(), page.begin() + static_cast<long>(offset), '\n')) + 1;
+}
+
+// Every figure of the page, inline and reference-style, in the order they stand.
 std::vector<Link> figure_links(const std::string& page) {
     std::vector<Link> links;
     for (auto it = std::sregex_iterator(page.begin(), page.end(), kFigureLink); it != std::sregex_iterator(); ++it) {
         const std::size_t begin = static_cast<std::size_t>(it->position(0));
         links.push_back({begin, begin + static_cast<std::size_t>(it->length(0)), (*it)[1], (*it)[2], (*it)[3],
-                         static_cast<std::size_t>(std::count(page.begin(), page.begin() + static_cast<long>(begin), '\n')) + 1});
+                         line_at(page, begin), ""});
     }
+    const std::map<std::string, Definition> defined = figure_definitions(page);
+    for (auto it = std::sregex_iterator(page.begin(), page.end(), kReferenceUse); it != std::sregex_iterator(); ++it) {
+        const auto d = defined.find((*it)[2]);
+        if (d == defined.end()) continue;  // not a figure: another reference link, or code
+        const std::size_t begin = static_cast<std::size_t>(it->position(0));
+        links.push_back({begin, begin + static_cast<std::size_t>(it->length(0)), (*it)[1], d->second.target,
+                         d->second.query, line_at(page, begin), (*it)[2]});
+    }
+    std::sort(links.begin(), links.end(), [](const Link& a, const Link& b) { return a.begin < b.begin; });
     return links;
 }
 
@@ -386,9 +424,19 @@ std::string prose_of(std::string page) {
             out += "\n";
             continue;
         }
-        out += (fenced ? "" : line) + "\n";
+        out += (fenced || std::regex_match(line, kFigureDefinition) ? "" : line) + "\n";
     }
     out = std::regex_replace(out, kFigureLink, "FIGURE");
+    // A reference-style figure too, but not [text][label] whose label is no figure's.
+    const std::map<std::string, Definition> defined = figure_definitions(page);
+    std::string kept;
+    std::size_t copied = 0;
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), kReferenceUse); it != std::sregex_iterator(); ++it) {
+        if (!defined.count((*it)[2])) continue;
+        kept += out.substr(copied, static_cast<std::size_t>(it->position(0)) - copied) + "FIGURE";
+        copied = static_cast<std::size_t>(it->position(0) + it->length(0));
+    }
+    out = kept + out.substr(copied);
     out = std::regex_replace(out, std::regex("`[^`\n]*`"), "CODE");
     return out;
 }
@@ -434,9 +482,16 @@ void check_excerpts(const std::string& root, const std::string& path, const std:
 
 std::vector<Problem> check_page(const std::string& root, const std::string& path, const std::string& page) {
     std::vector<Problem> problems;
+    std::set<std::string> used;
     for (const Link& link : figure_links(page)) {
+        used.insert(link.label);
         const std::string why = verify(root, path, link, nullptr);
         if (!why.empty()) problems.push_back({path + ":" + std::to_string(link.line), "[" + link.text + "]: " + why});
+    }
+    for (const auto& [label, d] : figure_definitions(page)) {
+        if (!used.count(label)) {
+            problems.push_back({path + ":" + std::to_string(d.line), "the figure definition [" + label + "] is used by no figure"});
+        }
     }
     // Coverage: a number with a unit of measurement outside code must be a figure.
     // "x" counts only glued to its number ("1.49x"): "2 x 5120-bit" is arithmetic.
@@ -474,7 +529,8 @@ std::string update_page(const std::string& root, const std::string& path, const 
             problems.push_back({path + ":" + std::to_string(link.line), "[" + link.text + "]: " + why});
             text = link.text;
         }
-        out += page.substr(copied, link.begin - copied) + "[" + text + "](" + link.target + " \"" + link.query + "\")";
+        out += page.substr(copied, link.begin - copied) + "[" + text + "]" +
+               (link.label.empty() ? "(" + link.target + " \"" + link.query + "\")" : "[" + link.label + "]");
         copied = link.end;
     }
     return out + page.substr(copied);

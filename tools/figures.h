@@ -8,6 +8,15 @@
 //   [1.74x](results/results.csv "... -> median_ms:median / ... -> median_ms:median")
 //   [32,948,224](results/profiles.txt "line: smsp__inst_executed.sum")
 //
+// or, so that the raw Markdown reads, as a reference-style link whose definition, on a line
+// of its own (at the page's foot), holds the source and the query:
+//
+//   reduce0 takes [51.3 us][f1] ...
+//
+//   [f1]: results/results.csv "stage=reduce0; type=int; n=2^22; variant= -> median_ms:median"
+//
+// Both forms are checked alike; a figure definition that no figure uses is a problem too.
+//
 // A CSV query is FILTERS -> COLUMN[:AGGREGATE]: the rows whose columns equal the filters
 // (n also takes 2^K), the column's value, aggregated over repetitions (median, min, max,
 // or spread = median with its min-max). Terms combine with " / ", " * ", " + ", " - ", and

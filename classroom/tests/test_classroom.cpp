@@ -268,6 +268,25 @@ TEST(Trees, EveryLinkInAStudentTreeResolves) {
                     tree.count(key) > 0 || (below != tree.end() && below->first.rfind(key + "/", 0) == 0);
                 EXPECT_TRUE(present) << a.name() << ": " << path << " links to " << target;
             }
+            // Reference-style links: every definition resolves, and no figure is left
+            // pointing at a definition that went with its file.
+            static const std::regex definition(R"(^\[([^\]\s]+)\]: (\S+))");
+            static const std::regex figure_use(R"(\]\[(f[0-9]+)\])");
+            std::set<std::string> defined;
+            std::istringstream lines(file.text);
+            for (std::string line; std::getline(lines, line);) {
+                std::smatch m;
+                if (!std::regex_search(line, m, definition)) continue;
+                defined.insert(m[1]);
+                const std::string target = m[2];
+                if (target.find("://") != std::string::npos || target[0] == '#') continue;
+                const std::string key =
+                    (fs::path(dir) / target.substr(0, target.find('#'))).lexically_normal().generic_string();
+                EXPECT_TRUE(tree.count(key) > 0) << a.name() << ": " << path << " defines [" << m[1] << "] as " << target;
+            }
+            for (auto it = std::sregex_iterator(file.text.begin(), file.text.end(), figure_use); it != std::sregex_iterator(); ++it) {
+                EXPECT_TRUE(defined.count((*it)[1])) << a.name() << ": " << path << " uses [" << (*it)[1] << "], not defined";
+            }
         }
     }
 }

@@ -160,10 +160,21 @@ TEST(Docs, TheFigureCheckRejectsWrongFigures) {
     EXPECT_EQ(problems_in("[1.71x](results/m.csv \"" + skew.substr(0, skew.find(" - ")) + " / " +
                           skew.substr(skew.find(" - ") + 3) + "\")"),
               0u);  // a ratio has no unit
+    // Reference-style figures: the use in the text, the source and query in a definition
+    // line (at the page's foot); checked alike, and a definition no figure uses is a problem.
+    const std::string defined = "\n\n[f1]: results/r.csv \"" + q + ":median\"\n";
+    EXPECT_EQ(problems_in("reduce0 takes [51.3 us][f1]." + defined), 0u);
+    EXPECT_EQ(problems_in("reduce0 takes [51.4 us][f1]." + defined), 1u);          // wrong value
+    EXPECT_EQ(problems_in("reduce0 takes 51.3 us." + defined), 2u);                // not a figure; f1 unused
+    EXPECT_EQ(problems_in("[51.3 us][f1] and [51.3 us][f1]" + defined), 0u);      // one definition, two uses
+    EXPECT_EQ(problems_in("[51.3 us][f2]" + defined), 2u);                         // undefined: not a figure; f1 unused
+    EXPECT_EQ(problems_in("`shared[tid][k]` and a[i][j] are code, not figures"), 0u);
     // --update rewrites a stale CSV figure to the data, keeping its decimals and unit.
     std::vector<figures::Problem> problems;
     EXPECT_EQ(figures::update_page(root.string(), "docs/x.md", "[49 us](results/r.csv \"" + q + ":median\")", problems),
               "[51 us](results/r.csv \"" + q + ":median\")");
+    EXPECT_TRUE(problems.empty());
+    EXPECT_EQ(figures::update_page(root.string(), "docs/x.md", "[49 us][f1]" + defined, problems), "[51 us][f1]" + defined);
     EXPECT_TRUE(problems.empty());
     // ... and leaves a figure that matches as it is, also at a tie of its rounding.
     std::ofstream(root / "docs/results/t.csv") << "variant,x_ideal\nread,1.655\n";

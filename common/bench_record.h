@@ -50,6 +50,16 @@ void finish_record(Record& r, const TimedRuns& runs, const DeviceInput<T>& input
     r.distinct_results = static_cast<int>(runs.results.size());
 }
 
+// Times a run by the options' method (--timing): flushed (time_runs) or back-to-back.
+template <typename Prepare, typename Run, typename Check>
+TimedRuns time_by_method(const Record& r, BenchContext& context, Prepare&& prepare, Run&& run, Check&& check) {
+    const Options& o = context.options;
+    if (o.timing == TimingMethod::BackToBack) {
+        return time_back_to_back(label_of(r), o.warmup, o.iters, o.batch, context.stream, prepare, run, check);
+    }
+    return time_runs(label_of(r), o.warmup, o.iters, context.flusher, context.stream, prepare, run, check);
+}
+
 template <typename T>
 SumCheck read_and_check(const T* device_result, const ExpectedSum& expected, cudaStream_t stream) {
     T got{};

@@ -19,8 +19,8 @@ Record bench_stage(const Stage& stage, const RunConfig& config, const DeviceInpu
     if (workspace.bytes()) CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), context.stream));
     DeviceBuffer<T> result(1);
     const SumFn<T> sum = stage.sum<T>();
-    const TimedRuns runs = time_runs(
-        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
+    const TimedRuns runs = time_by_method(
+        r, context,
         [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
         [&] { sum(input.values.get(), input.n, result.get(), workspace.get(), config, context.stream); },
         [&] { return read_and_check(result.get(), input.expected, context.stream); });

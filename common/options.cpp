@@ -176,6 +176,7 @@ std::string_view type_name(ValueType type) {
 std::size_t type_size(ValueType type) { return type == ValueType::Float64 ? 8 : 4; }
 
 std::string_view data_name(InputData data) { return data == InputData::Integers ? "integers" : "uniform"; }
+std::string_view timing_name(TimingMethod timing) { return timing == TimingMethod::Flushed ? "flushed" : "back-to-back"; }
 
 std::string usage_text(const ProgramSpec& spec) {
     std::ostringstream out;
@@ -187,6 +188,9 @@ std::string usage_text(const ProgramSpec& spec) {
         << spec.max_block << " (default 256)\n"
         << "  --iters K         timed runs, the median is reported (default 20)\n"
         << "  --warmup W        untimed runs before timing (default 3)\n"
+        << "  --timing M        flushed (default: the L2 flushed before each run, one event pair each) |\n"
+        << "                    back-to-back (--iters batches of --batch launches, one event pair a batch)\n"
+        << "  --batch R         back-to-back: launches per batch (default 100)\n"
         << "  --seed S          input seed (default 2026)\n"
         << "  --device D        CUDA device index (default 0)\n"
         << "  --peak-gbps X     peak bandwidth to report percentages against (default: from the device)\n"
@@ -262,6 +266,10 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
             options.iters = parse_int_in_range(option, value(), 1, 100000);
         } else if (option == "--warmup") {
             options.warmup = parse_int_in_range(option, value(), 0, 100000);
+        } else if (option == "--timing") {
+            options.timing = parse_choice(option, value(), {TimingMethod::Flushed, TimingMethod::BackToBack}, timing_name);
+        } else if (option == "--batch") {
+            options.batch = parse_int_in_range(option, value(), 1, 100000);
         } else if (option == "--seed") {
             const std::string& text = value();
             const auto seed = parse_integer<std::uint64_t>(text);

@@ -21,6 +21,14 @@ enum class InputData {
 
 enum class OutputFormat { Table, Csv, Json };
 
+// How a kernel is timed (common/timing.h). Flushed: one event pair around each run, the L2
+// flushed before it, the median of the runs (the default: every run reads from DRAM, as a
+// reduction of data that was just written elsewhere would). Back-to-back: batches of
+// launches with nothing between them, one event pair over each batch, the median of the
+// batches' per-launch times (the method of most published figures: a launch may overlap
+// the previous one's tail, and an input that fits the L2 stays there).
+enum class TimingMethod { Flushed, BackToBack };
+
 // The largest --n the parser accepts: 2^40 values (4 TiB of float) is more than any GPU
 // holds, and every byte count of such a run stays far below 2^64. What actually fits is
 // checked against the GPU's free memory before anything is allocated (memory_plan.h).
@@ -38,6 +46,8 @@ struct Options {
     int block = 256;
     int iters = 20;
     int warmup = 3;
+    TimingMethod timing = TimingMethod::Flushed;
+    int batch = 100;  // back-to-back: launches per timed batch
     std::uint64_t seed = 2026;
     int device = 0;
     std::optional<double> peak_gbps;  // overrides the device's theoretical peak
@@ -85,3 +95,4 @@ std::optional<std::size_t> parse_count(std::string_view text);
 SizeSweep parse_sweep(std::string_view text);
 
 std::string_view data_name(InputData data);  // "integers", "uniform"
+std::string_view timing_name(TimingMethod timing);  // "flushed", "back-to-back"

@@ -34,6 +34,13 @@ std::string sweep_line(const Options& options, std::size_t from, std::size_t to)
 }
 
 std::string method_line(const Options& options, const L2Flusher& flusher) {
+    if (options.timing == TimingMethod::BackToBack) {
+        return "back-to-back: median of " + std::to_string(options.iters) + " batches of " +
+               std::to_string(options.batch) + " launches with nothing between them (one event pair a batch, " +
+               "its time / " + std::to_string(options.batch) + "), after 1 checked run and " +
+               std::to_string(options.warmup) + " warm-ups; no L2 flush; each launch is the whole reduction to " +
+               "one value, and each batch's last result is checked";
+    }
     return "median of " + std::to_string(options.iters) + " timed runs after 1 checked run and " +
            std::to_string(options.warmup) + " warm-ups; before each run the L2 is flushed (a " +
            bytes_text(static_cast<double>(flusher.bytes())) +

@@ -113,3 +113,46 @@ TimedRuns time_runs(const std::string& label, int warmup, int iters, L2Flusher& 
     nvtxRangePop();
     return result;
 }
+
+// The back-to-back method (--timing back-to-back): 1 checked run, `warmup` checked runs, then
+// `batches` batches of `batch` launches with nothing between them and one event pair over
+// each batch; each batch gives one time, its duration / `batch`. No L2 flush: an input
+// that fits the L2 stays there, and a launch may overlap the previous one's tail, as in
+// most published figures. Before each batch `prepare` (e.g. poison the output), outside
+// the events; after it `check`, which sees the batch's last launch: a launcher that writes
+// nothing fails.
+template <typename Prepare, typename Run, typename Check>
+TimedRuns time_back_to_back(const std::string& label, int warmup, int batches, int batch, cudaStream_t stream,
+                            Prepare&& prepare, Run&& run, Check&& check) {
+    TimedRuns result;
+    CudaEvent start, stop;
+    nvtxRangePushA(label.c_str());
+    const auto record = [&](const SumCheck& verdict) {
+        if (result.checked == 0) {
+            result.first_detail = verdict.detail;
+            result.first_value = verdict.value;
+        }
+        result.results.insert(verdict.bits);
+        ++result.checked;
+        if (!verdict.ok && result.failed++ == 0) result.first_failure = verdict.detail;
+    };
+    for (int i = 0; i < 1 + warmup; ++i) {  // the correctness check before any timing, then the warm-ups
+        prepare();
+        run();
+        record(check());
+    }
+    for (int b = 0; b < batches; ++b) {
+        prepare();
+        CUDA_CHECK(cudaEventRecord(start, stream));
+        for (int r = 0; r < batch; ++r) run();
+        CUDA_CHECK(cudaEventRecord(stop, stream));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+        record(check());
+        result.ms.push_back(ms / batch);
+    }
+    nvtxRangePop();
+    return result;
+}
+

@@ -44,8 +44,8 @@ Record bench_cub(const DeviceInput<T>& input, BenchContext& context) {
     CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, temp_bytes, input.values.get(), result.get(),
                                       static_cast<long long>(input.n), context.stream));
     DeviceBuffer<unsigned char> temp(temp_bytes);
-    const TimedRuns runs = time_runs(
-        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
+    const TimedRuns runs = time_by_method(
+        r, context,
         [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
         [&] {
             CUDA_CHECK(cub::DeviceReduce::Sum(temp.get(), temp_bytes, input.values.get(), result.get(),
@@ -94,8 +94,8 @@ Record bench_cub_not_guaranteed(const DeviceInput<T>& input, BenchContext& conte
     const auto env = exec::env{cuda::execution::require(cuda::execution::determinism::not_guaranteed),
                                exec::prop{cuda::get_stream, cuda::stream_ref{context.stream}},
                                exec::prop{cuda::mr::get_memory_resource, ReusedTempStorage{&temp}}};
-    const TimedRuns runs = time_runs(
-        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
+    const TimedRuns runs = time_by_method(
+        r, context,
         [&] { CUDA_CHECK(cudaMemsetAsync(result.get(), kPoisonByte, sizeof(T), context.stream)); },
         [&] {
             CUDA_CHECK(cub::DeviceReduce::Sum(input.values.get(), result.get(), static_cast<long long>(input.n), env));
@@ -123,8 +123,8 @@ Record bench_copy(const DeviceInput<T>& input, BenchContext& context) {
                                       static_cast<long long>(input.n), context.stream));
     DeviceBuffer<unsigned char> temp(temp_bytes);
     const std::size_t bytes = input.n * sizeof(T);
-    const TimedRuns runs = time_runs(
-        label_of(r), context.options.warmup, context.options.iters, context.flusher, context.stream,
+    const TimedRuns runs = time_by_method(
+        r, context,
         [&] {
             if (bytes) CUDA_CHECK(cudaMemsetAsync(copy.get(), kPoisonByte, bytes, context.stream));
         },

@@ -79,40 +79,50 @@ TEST_F(Harness, EveryBrokenStageFailsEveryRun) {
     const Stage broken[] = {broken_stage("drop_last", drop_last_element<float>),
                             broken_stage("count_first_twice", count_first_twice<float>),
                             broken_stage("write_nothing", write_nothing<float>)};
-    for (std::size_t n : {std::size_t{2}, std::size_t{1000}, std::size_t{1} << 20, (std::size_t{1} << 24) + 3}) {
-        const DeviceInput<float> input = make_device_input<float>(n, 7);
-        for (const Stage& stage : broken) {
-            BenchContext ctx = context();
-            const Record r = bench_stage(stage, run_config(options), input, ctx);
-            EXPECT_FALSE(r.verified) << stage.name << " n=" << n;
-            EXPECT_EQ(r.failed_runs, r.checked_runs) << stage.name << " n=" << n;
-            EXPECT_EQ(r.checked_runs, 1 + options.warmup + options.iters);
+    for (const TimingMethod timing : {TimingMethod::Flushed, TimingMethod::BackToBack}) {
+        options.timing = timing;
+        options.batch = 5;
+        SCOPED_TRACE(std::string(timing_name(timing)));
+        for (std::size_t n : {std::size_t{2}, std::size_t{1000}, std::size_t{1} << 20, (std::size_t{1} << 24) + 3}) {
+            const DeviceInput<float> input = make_device_input<float>(n, 7);
+            for (const Stage& stage : broken) {
+                BenchContext ctx = context();
+                const Record r = bench_stage(stage, run_config(options), input, ctx);
+                EXPECT_FALSE(r.verified) << stage.name << " n=" << n;
+                EXPECT_EQ(r.failed_runs, r.checked_runs) << stage.name << " n=" << n;
+                EXPECT_EQ(r.checked_runs, 1 + options.warmup + options.iters);
+            }
         }
     }
 }
 
 TEST_F(Harness, StagesCubAndCopyVerifyAndCompare) {
-    const DeviceInput<int> input = make_device_input<int>((std::size_t{1} << 22) + 5, 11);
-    BenchContext ctx = context();
-    const RunConfig config = run_config(options);
-    std::vector<Record> records = {bench_stage(reduce0_stage, config, input, ctx),
-                                   bench_stage(*all_stages().back(), config, input, ctx),
-                                   bench_cub(input, ctx), bench_copy(input, ctx)};
-    compare_records(records);
-    for (const Record& r : records) {
-        EXPECT_TRUE(r.verified) << r.stage << ": " << r.check;
-        EXPECT_EQ(r.distinct_results, 1) << r.stage;  // integer data: the same exact sum every run
-        EXPECT_EQ(r.result, static_cast<double>(input.expected.exact)) << r.stage;
-        EXPECT_EQ(r.runs, options.iters);
-        EXPECT_GT(r.median_ms, 0);
-        EXPECT_LE(r.min_ms, r.median_ms);
-        EXPECT_GE(r.max_ms, r.median_ms);
-        EXPECT_GT(r.gbps, 0);
-        ASSERT_TRUE(r.vs_cub.has_value() || r.stage == "copy");
-        ASSERT_TRUE(r.pct_copy.has_value());
+    for (const TimingMethod timing : {TimingMethod::Flushed, TimingMethod::BackToBack}) {
+        options.timing = timing;
+        options.batch = 5;
+        SCOPED_TRACE(std::string(timing_name(timing)));
+        const DeviceInput<int> input = make_device_input<int>((std::size_t{1} << 22) + 5, 11);
+        BenchContext ctx = context();
+        const RunConfig config = run_config(options);
+        std::vector<Record> records = {bench_stage(reduce0_stage, config, input, ctx),
+                                       bench_stage(*all_stages().back(), config, input, ctx),
+                                       bench_cub(input, ctx), bench_copy(input, ctx)};
+        compare_records(records);
+        for (const Record& r : records) {
+            EXPECT_TRUE(r.verified) << r.stage << ": " << r.check;
+            EXPECT_EQ(r.distinct_results, 1) << r.stage;  // integer data: the same exact sum every run
+            EXPECT_EQ(r.result, static_cast<double>(input.expected.exact)) << r.stage;
+            EXPECT_EQ(r.runs, options.iters);
+            EXPECT_GT(r.median_ms, 0);
+            EXPECT_LE(r.min_ms, r.median_ms);
+            EXPECT_GE(r.max_ms, r.median_ms);
+            EXPECT_GT(r.gbps, 0);
+            ASSERT_TRUE(r.vs_cub.has_value() || r.stage == "copy");
+            ASSERT_TRUE(r.pct_copy.has_value());
+        }
+        EXPECT_DOUBLE_EQ(*records[0].vs_reduce0, 1.0);
+        EXPECT_EQ(records[3].bytes, 2 * input.n * sizeof(int));
     }
-    EXPECT_DOUBLE_EQ(*records[0].vs_reduce0, 1.0);
-    EXPECT_EQ(records[3].bytes, 2 * input.n * sizeof(int));
 }
 
 // The GPU generates the input, the host computes its sum from the formula: the two must

@@ -79,6 +79,8 @@ TEST(Options, Defaults) {
     EXPECT_EQ(o.format, OutputFormat::Table);
     EXPECT_FALSE(o.help);
     EXPECT_TRUE(o.variant_choices.empty());  // every stage's variants at their defaults
+    EXPECT_EQ(o.timing, TimingMethod::Flushed);
+    EXPECT_EQ(o.batch, 100);
 }
 
 TEST(Options, EveryOptionParses) {
@@ -97,6 +99,10 @@ TEST(Options, EveryOptionParses) {
     EXPECT_EQ(parse({"--csv"}).format, OutputFormat::Csv);
     EXPECT_TRUE(parse({"--help"}).help);
     EXPECT_EQ(parse({"--type", "int"}).type, ValueType::Int32);
+    const Options b = parse({"--timing", "back-to-back", "--batch", "50"});
+    EXPECT_EQ(b.timing, TimingMethod::BackToBack);
+    EXPECT_EQ(b.batch, 50);
+    EXPECT_EQ(parse({"--timing", "flushed"}).timing, TimingMethod::Flushed);
 }
 
 TEST(Options, CountsArePlainOr2ToTheK) {
@@ -149,6 +155,8 @@ TEST(Options, BadInputIsAUsageErrorNamingTheProblem) {
         {{"--peak-gbps", "fast"}, "--peak-gbps takes a positive number"},
         {{"--peak-gbps", "inf"}, "--peak-gbps takes a positive number"},
         {{"--csv", "--json"}, "choose one of --csv and --json"},
+        {{"--timing", "fast"}, "--timing takes flushed or back-to-back, not 'fast'"},
+        {{"--batch", "0"}, "--batch takes a whole number from 1"},
         {{"--shape", "round"}, "unknown option '--shape'"},  // a variant of a stage this program does not time
         {{"--sweep", "2^10:2^20"}, "--sweep applies to reduce_all"},
         {{"--explain"}, "--explain applies to reduce0 ... reduce3"},

@@ -64,6 +64,17 @@ struct TimedRuns {
     std::set<std::uint64_t> results;  // the distinct bit patterns of every run's result
 };
 
+// One run's verdict into the runs' tally (the first run's detail and value are kept).
+inline void add_check(TimedRuns& runs, const SumCheck& verdict) {
+    if (runs.checked == 0) {
+        runs.first_detail = verdict.detail;
+        runs.first_value = verdict.value;
+    }
+    runs.results.insert(verdict.bits);
+    ++runs.checked;
+    if (!verdict.ok && runs.failed++ == 0) runs.first_failure = verdict.detail;
+}
+
 // A result row's timing and check fields from its runs: runs, median, min and max (ms),
 // GB/s = r.bytes / median time, % of r.peak_gbps, and the run counts. Serves the stages'
 // Record (common/report.h) and reduce_ops' OpRecord (ops/ops_report.h) alike.
@@ -100,14 +111,7 @@ TimedRuns time_runs(const std::string& label, int warmup, int iters, L2Flusher& 
         CUDA_CHECK(cudaEventSynchronize(stop));
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        const SumCheck verdict = check();
-        if (result.checked == 0) {
-            result.first_detail = verdict.detail;
-            result.first_value = verdict.value;
-        }
-        result.results.insert(verdict.bits);
-        ++result.checked;
-        if (!verdict.ok && result.failed++ == 0) result.first_failure = verdict.detail;
+        add_check(result, check());
         if (i >= 1 + warmup) result.ms.push_back(ms);
     }
     nvtxRangePop();
@@ -127,19 +131,10 @@ TimedRuns time_back_to_back(const std::string& label, int warmup, int batches, i
     TimedRuns result;
     CudaEvent start, stop;
     nvtxRangePushA(label.c_str());
-    const auto record = [&](const SumCheck& verdict) {
-        if (result.checked == 0) {
-            result.first_detail = verdict.detail;
-            result.first_value = verdict.value;
-        }
-        result.results.insert(verdict.bits);
-        ++result.checked;
-        if (!verdict.ok && result.failed++ == 0) result.first_failure = verdict.detail;
-    };
     for (int i = 0; i < 1 + warmup; ++i) {  // the correctness check before any timing, then the warm-ups
         prepare();
         run();
-        record(check());
+        add_check(result, check());
     }
     for (int b = 0; b < batches; ++b) {
         prepare();
@@ -149,7 +144,7 @@ TimedRuns time_back_to_back(const std::string& label, int warmup, int batches, i
         CUDA_CHECK(cudaEventSynchronize(stop));
         float ms = 0;
         CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-        record(check());
+        add_check(result, check());
         result.ms.push_back(ms / batch);
     }
     nvtxRangePop();

@@ -120,16 +120,14 @@ std::string drop_dead_links(const std::string& markdown, const std::string& path
         }
         text = kept + text.substr(copied);
     }
-    const std::string& body = text;
     std::string out;
-    auto begin = std::sregex_iterator(body.begin(), body.end(), link);
+    auto begin = std::sregex_iterator(text.begin(), text.end(), link);
     std::size_t copied = 0;
     for (auto it = begin; it != std::sregex_iterator(); ++it) {
         const std::smatch& m = *it;
         const std::string target = m[3];
-        const bool here = present(target);
-        out += body.substr(copied, static_cast<std::size_t>(m.position(0)) - copied);
-        if (here) {
+        out += text.substr(copied, static_cast<std::size_t>(m.position(0)) - copied);
+        if (present(target)) {
             out += m.str(0);
         } else if (m[1] == "!") {
             out += "*(" + m.str(2) + ": not in this tree)*";
@@ -138,7 +136,7 @@ std::string drop_dead_links(const std::string& markdown, const std::string& path
         }
         copied = static_cast<std::size_t>(m.position(0) + m.length(0));
     }
-    return out + body.substr(copied);
+    return out + text.substr(copied);
 }
 
 std::string student_readme(const Assignment& a) {

@@ -190,11 +190,12 @@ int check(const fs::path& repo, bool write_handouts) {
     for (int first = 1; first <= 7; ++first) {
         for (int last = first; last <= 7; ++last) {
             const Assignment a{first, last};
-            for (const Leak& leak : find_leaks(make_student_tree(repo, a), solution_lines(repo, a))) {
+            const Tree tree = make_student_tree(repo, a);
+            for (const Leak& leak : find_leaks(tree, solution_lines(repo, a))) {
                 std::cout << a.name() << ": " << leak.path << ":" << leak.line << " leaks a solution line: " << leak.text << "\n";
                 ++problems;
             }
-            for (const Leak& leak : find_phrase_leaks(make_student_tree(repo, a), solution_phrases(repo, a))) {
+            for (const Leak& leak : find_phrase_leaks(tree, solution_phrases(repo, a))) {
                 std::cout << a.name() << ": " << leak.path << ":" << leak.line << " restates the solution's words: \"" << leak.text
                           << "\"\n";
                 ++problems;

@@ -78,6 +78,7 @@
 #include "cuda_check.h"
 #include "device_buffer.h"
 #include "device_info.h"
+#include "options.h"  // parse_count: counts as the stages take them
 #include "stats.h"
 #include "timing.h"
 
@@ -390,18 +391,10 @@ struct ProbeUsageError : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-std::size_t parse_count(const std::string& text, const char* option) {
-    try {
-        std::size_t used = 0;
-        if (text.rfind("2^", 0) == 0) {
-            const unsigned long k = std::stoul(text.substr(2), &used);
-            if (used + 2 == text.size() && k >= 1 && k <= 33) return std::size_t{1} << k;
-        } else {
-            const unsigned long long v = std::stoull(text, &used);
-            if (used == text.size() && v >= 1 && v <= (std::size_t{1} << 33)) return v;
-        }
-    } catch (const std::exception&) {
-    }
+// A count as the stages take it ("1000", "2^20": common/options.h), from 1 to 2^33.
+std::size_t parse_probe_count(const std::string& text, const char* option) {
+    const auto count = parse_count(text);
+    if (count && *count >= 1 && *count <= (std::size_t{1} << 33)) return *count;
     throw ProbeUsageError(std::string(option) + " wants a whole number from 1 to 2^33 or 2^K, not '" + text + "'");
 }
 
@@ -450,7 +443,7 @@ ProbeOptions parse(int argc, char** argv) {
             return argv[++i];
         };
         if (arg == "--n") {
-            o.sizes.push_back(parse_count(value(), "--n"));
+            o.sizes.push_back(parse_probe_count(value(), "--n"));
         } else if (arg == "--type") {
             const std::string t = value();
             if (t != "int" && t != "float") throw ProbeUsageError("--type wants int or float, not '" + t + "'");

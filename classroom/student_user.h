@@ -47,8 +47,10 @@ inline bool become(uid_t uid, gid_t gid, rlim_t tasks = kTasks) {
            setgroups(0, nullptr) == 0 && setgid(gid) == 0 && setuid(uid) == 0 && getuid() == uid;
 }
 
-// How many processes of `uid` are alive (a zombie holds nothing, and does not count).
-inline int processes_of(uid_t uid) {
+// How many processes of `uid` are alive (a zombie holds nothing, and does not count),
+// calling found(pid) for each; -1 when /proc cannot be read.
+template <typename Found>
+inline int each_process_of(uid_t uid, Found&& found) {
     int alive = 0;
     DIR* proc = opendir("/proc");
     if (!proc) return -1;
@@ -67,10 +69,18 @@ inline int processes_of(uid_t uid) {
             if (std::sscanf(line, "Uid: %u", &real) == 1) ours = real == uid;
         }
         std::fclose(status);
-        alive += ours && !zombie;
+        if (ours && !zombie) {
+            ++alive;
+            found(pid);
+        }
     }
     closedir(proc);
     return alive;
+}
+
+// How many processes of `uid` are alive; -1 when /proc cannot be read.
+inline int processes_of(uid_t uid) {
+    return each_process_of(uid, [](int) {});
 }
 
 // A user id that no process has, other than `uid` and root's: the killer's own (below).

@@ -29,10 +29,12 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -184,6 +186,70 @@ void kill_every_process_of(const std::string& user) {
     if (!problem.empty()) throw CouldNotGrade(problem);
 }
 
+// Watches, while a sanitizer runs, that the student's user has one process: the
+// sanitizer's target. The sanitizer follows its target, and the processes the target starts
+// with the environment that injects the sanitizer; a child that runs the worker again
+// without that environment is not instrumented, and could serve every request while the
+// target stays clean (the attack review5/13). So a second process of the user, seen by a
+// poll every 5 ms (a process that does GPU work lives far longer: its CUDA start alone
+// takes a tenth of a second), costs the step. Root only; a no-op otherwise.
+class SecondProcessWatch {
+public:
+    explicit SecondProcessWatch(const std::string& user) {
+        const passwd* pw = user.empty() || geteuid() != 0 ? nullptr : getpwnam(user.c_str());
+        if (!pw || pw->pw_uid == 0) return;
+        uid_ = pw->pw_uid;
+        thread_ = std::thread([this] { watch(); });
+    }
+    ~SecondProcessWatch() { stop(); }
+    SecondProcessWatch(const SecondProcessWatch&) = delete;
+    SecondProcessWatch& operator=(const SecondProcessWatch&) = delete;
+
+    // "" when the user never had more than one process; else what was seen.
+    std::string stop() {
+        if (thread_.joinable()) {
+            done_ = true;
+            thread_.join();
+        }
+        return seen_;
+    }
+
+private:
+    void watch() {
+        while (!done_) {
+            std::vector<int> pids;
+            if (student_user::each_process_of(uid_, [&](int pid) { pids.push_back(pid); }) > 1) {
+                seen_ = std::to_string(pids.size()) + " processes of the student's user at once:";
+                for (int pid : pids) seen_ += " " + std::to_string(pid) + " (" + status_field(pid, "Name:") +
+                                              ", parent " + status_field(pid, "PPid:") + ")";
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+    // A field of /proc/PID/status, printable characters only (a process names itself).
+    static std::string status_field(int pid, const char* key) {
+        std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+        if (!f) return "?";
+        std::string value = "?";
+        char line[256];
+        while (std::fgets(line, sizeof line, f)) {
+            if (std::strncmp(line, key, std::strlen(key)) != 0) continue;
+            value.clear();
+            for (const char* c = line + std::strlen(key); *c && value.size() < 32; ++c) {
+                if (*c > 0x20 && *c < 0x7f) value += *c;
+            }
+            break;
+        }
+        std::fclose(f);
+        return value;
+    }
+    uid_t uid_ = 0;
+    std::atomic<bool> done_{false};
+    std::string seen_;
+    std::thread thread_;
+};
+
 // This program's own path: it is also the step that drops to the student's user between
 // the sanitizer and the worker (--exec-as).
 std::string self_path() {
@@ -205,6 +271,14 @@ int exec_as(int argc, char** argv) {
     if (!user || user->pw_uid == 0 || !become(*user)) {
         std::fprintf(stderr, "judge: could not become %s\n", argv[2]);
         return 126;
+    }
+    // The sanitizer opens its --log-file without close-on-exec, so its target would inherit
+    // a writable descriptor of root's log (the attack review6/15: a fake summary written
+    // through it). Every regular file past stdout and stderr is closed; the sanitizer's own
+    // channels to its target are pipes and sockets, and stay.
+    for (int fd = 3; fd < 1024; ++fd) {
+        struct stat st {};
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) close(fd);
     }
     execve(argv[3], argv + 3, environ);
     std::fprintf(stderr, "judge: cannot run %s\n", argv[3]);
@@ -675,6 +749,7 @@ struct Judge {
         if (!o.run_as.empty()) argv.insert(argv.end(), {self_path(), "--exec-as", o.run_as});
         argv.push_back(o.worker);
         std::string error;
+        SecondProcessWatch one_process(o.run_as);
         auto worker = start_worker("student-" + o.tool, argv, "", memory, error);
         std::string verdict;
         bool sums_right = error.empty();
@@ -710,23 +785,39 @@ struct Judge {
         other_case(timed_size, mix(pick, 3000));
         const std::string ended = worker->stop(120);
         const int status = worker->exit_status();
+        const std::string second_process = one_process.stop();
         kill_every_process_of(o.run_as);  // before the log is read: nothing of the student's may rewrite it
-        const std::string text = read_through(log_fd);
+        // The whole log, every summary in it: the sanitizer writes its own last, after its
+        // target has ended, so a summary written by anything else (review6/15 wrote one
+        // through a descriptor its worker inherited) can add a line but never hide the
+        // sanitizer's. Clean means every summary says none.
+        constexpr std::size_t kMostLog = std::size_t{256} << 20;
+        struct stat log_stat {};
+        const bool log_whole = fstat(log_fd, &log_stat) == 0 && std::size_t(log_stat.st_size) <= kMostLog;
+        const std::string text = read_through(log_fd, kMostLog);
         close(log_fd);
         const std::string summary_key = race ? "RACECHECK SUMMARY:" : "ERROR SUMMARY:";
-        std::string summary;
+        std::string summary;  // the last one, or the first that is not zero
+        bool every_summary_zero = true;
         std::istringstream lines(text);
         std::vector<std::string> details;
         for (std::string line; std::getline(lines, line);) {
-            if (line.find(summary_key) != std::string::npos) summary = line;
-            else if ((line.find("azard") != std::string::npos || line.find("Invalid") != std::string::npos ||
+            if (line.find(summary_key) != std::string::npos) {
+                const bool zero = line.find(race ? ": 0 hazard" : ": 0 error") != std::string::npos;
+                if (every_summary_zero) summary = line;
+                every_summary_zero = every_summary_zero && zero;
+            } else if ((line.find("azard") != std::string::npos || line.find("Invalid") != std::string::npos ||
                       line.find("rror") != std::string::npos) && details.size() < 12) {
                 details.push_back(line.substr(0, 200));
             }
         }
-        const bool zero = summary.find(race ? ": 0 hazard" : ": 0 error") != std::string::npos;
+        const bool zero = !summary.empty() && every_summary_zero;
         if (!sums_right) {
             verdict = "ERROR " + error;
+        } else if (!second_process.empty()) {
+            verdict = "ERROR " + second_process + "; the sanitizer watches its target alone, so the work of another process goes unseen";
+        } else if (!log_whole) {
+            verdict = "ERROR the sanitizer's log is larger than 256 MiB";
         } else if (status == 86 || (!summary.empty() && !zero)) {
             verdict = "FOUND " + (summary.empty() ? std::string("errors (exit 86)") : summary);
         } else if (status == 0 && zero) {

@@ -163,13 +163,17 @@ std::string sabotage(const std::string& previous_code, int stage, const std::str
     return with_launcher(previous_code, stage, "sabotaged_sum", busy);
 }
 
-// The body of reduce4's last warp in the reference: the first solution region of the
-// repository's reduce4/kernel.cu.
-static std::string last_warp_body(const path& repo) {
+// The body of reduce4's last warp in the reference: the first solution region of code (not
+// the header's prose region) of the repository's reduce4/kernel.cu.
+std::string last_warp_body(const path& repo) {
     const MarkedFile marked = parse_markers(read_file(repo / "reduce4/kernel.cu"), "reduce4/kernel.cu");
-    std::string body;
-    for (const std::string& line : marked.regions.at(0).reference) body += line + "\n";
-    return body;
+    for (const Region& region : marked.regions) {
+        if (region.prose()) continue;
+        std::string body;
+        for (const std::string& line : region.reference) body += line + "\n";
+        return body;
+    }
+    throw std::runtime_error("reduce4/kernel.cu has no solution region of code");
 }
 
 static std::string replaced_or_throw(const std::string& text, const std::string& from, const std::string& to) {

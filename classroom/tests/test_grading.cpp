@@ -35,6 +35,35 @@ using namespace classroom;
 using namespace classroom_fixtures;
 
 const fs::path kRepo = CLASSROOM_REPOSITORY;
+
+// Host only (no GPU): the fixtures that rewrite reduce4's last warp change its code, not the
+// header's prose (a prose region placed first once made them paste code into the header,
+// and the GPU gradings of three fixtures came out 0: "did not compile").
+TEST(Fixtures, TheLastWarpFixturesChangeCodeNotComments) {
+    const MarkedFile marked = parse_markers(read_file(kRepo / "reduce4/kernel.cu"), "reduce4/kernel.cu");
+    const std::string reference = render(marked, [](int) { return RegionAs::Reference; });
+    auto lines_of = [](const std::string& text) {
+        std::vector<std::string> lines;
+        std::istringstream in(text);
+        for (std::string line; std::getline(in, line);) lines.push_back(line);
+        return lines;
+    };
+    for (const auto& [name, fixture] : {std::pair{"racy", racy_last_warp(reference, kRepo)},
+                                        std::pair{"shuffle", shuffle_last_warp(reference, kRepo)}}) {
+        const std::vector<std::string> before = lines_of(reference), after = lines_of(fixture);
+        std::size_t first = 0;  // the first line that differs, from the top and from the bottom
+        while (first < before.size() && first < after.size() && before[first] == after[first]) ++first;
+        std::size_t tail = 0;
+        while (tail < before.size() - first && tail < after.size() - first &&
+               before[before.size() - 1 - tail] == after[after.size() - 1 - tail]) ++tail;
+        ASSERT_LT(first, before.size()) << name << ": the fixture changed nothing";
+        bool code_replaced = false;
+        for (std::size_t i = first; i < before.size() - tail; ++i) code_replaced |= trimmed(before[i]).rfind("//", 0) != 0;
+        EXPECT_TRUE(code_replaced) << name << " replaced comments only, from line " << first + 1;
+        const std::size_t first_include = reference.substr(0, reference.find("\n#include")).size();
+        EXPECT_GT(reference.find(before[first]), first_include) << name << " changed the header: " << before[first];
+    }
+}
 const fs::path kWork = CLASSROOM_WORK;
 
 struct Grading {

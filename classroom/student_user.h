@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace student_user {
 
@@ -148,5 +150,64 @@ inline bool task_slots_free(uid_t uid, gid_t gid, rlim_t wanted = kTasksAGrading
     int status = 0;
     return waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
+
+// Watches, while a sanitizer runs, that the student's user has one process: the
+// sanitizer's target. The sanitizer follows its target, and the processes the target starts
+// with the environment that injects the sanitizer; a child that runs the worker again
+// without that environment is not instrumented, and could serve every request while the
+// target stays clean (the attack review5/13). So a second process of the user, seen by a
+// poll every 5 ms (a process that does GPU work lives far longer than that: creating its
+// CUDA context alone does), costs the step (judge.cu's sanitize()).
+class SecondProcessWatch {
+public:
+    explicit SecondProcessWatch(uid_t uid) : uid_(uid), thread_([this] { watch(); }) {}
+    ~SecondProcessWatch() { stop(); }
+    SecondProcessWatch(const SecondProcessWatch&) = delete;
+    SecondProcessWatch& operator=(const SecondProcessWatch&) = delete;
+
+    // "" when the user never had more than one process; else what was seen.
+    std::string stop() {
+        if (thread_.joinable()) {
+            done_ = true;
+            thread_.join();
+        }
+        return seen_;
+    }
+
+private:
+    void watch() {
+        while (!done_) {
+            std::vector<int> pids;
+            if (each_process_of(uid_, [&](int pid) { pids.push_back(pid); }) > 1) {
+                seen_ = std::to_string(pids.size()) + " processes of the student's user at once:";
+                for (int pid : pids) seen_ += " " + std::to_string(pid) + " (" + status_field(pid, "Name:") +
+                                              ", parent " + status_field(pid, "PPid:") + ")";
+                return;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    }
+    // A field of /proc/PID/status, printable characters only (a process names itself).
+    static std::string status_field(int pid, const char* key) {
+        std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
+        if (!f) return "?";
+        std::string value = "?";
+        char line[256];
+        while (std::fgets(line, sizeof line, f)) {
+            if (std::strncmp(line, key, std::strlen(key)) != 0) continue;
+            value.clear();
+            for (const char* c = line + std::strlen(key); *c && value.size() < 32; ++c) {
+                if (*c > 0x20 && *c < 0x7f) value += *c;
+            }
+            break;
+        }
+        std::fclose(f);
+        return value;
+    }
+    uid_t uid_;
+    std::atomic<bool> done_{false};
+    std::string seen_;
+    std::thread thread_;  // last: it starts once the members it reads are made
+};
 
 }  // namespace student_user

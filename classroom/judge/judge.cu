@@ -186,69 +186,13 @@ void kill_every_process_of(const std::string& user) {
     if (!problem.empty()) throw CouldNotGrade(problem);
 }
 
-// Watches, while a sanitizer runs, that the student's user has one process: the
-// sanitizer's target. The sanitizer follows its target, and the processes the target starts
-// with the environment that injects the sanitizer; a child that runs the worker again
-// without that environment is not instrumented, and could serve every request while the
-// target stays clean (the attack review5/13). So a second process of the user, seen by a
-// poll every 5 ms (a process that does GPU work lives far longer: its CUDA start alone
-// takes a tenth of a second), costs the step. Root only; a no-op otherwise.
-class SecondProcessWatch {
-public:
-    explicit SecondProcessWatch(const std::string& user) {
-        const passwd* pw = user.empty() || geteuid() != 0 ? nullptr : getpwnam(user.c_str());
-        if (!pw || pw->pw_uid == 0) return;
-        uid_ = pw->pw_uid;
-        thread_ = std::thread([this] { watch(); });
-    }
-    ~SecondProcessWatch() { stop(); }
-    SecondProcessWatch(const SecondProcessWatch&) = delete;
-    SecondProcessWatch& operator=(const SecondProcessWatch&) = delete;
-
-    // "" when the user never had more than one process; else what was seen.
-    std::string stop() {
-        if (thread_.joinable()) {
-            done_ = true;
-            thread_.join();
-        }
-        return seen_;
-    }
-
-private:
-    void watch() {
-        while (!done_) {
-            std::vector<int> pids;
-            if (student_user::each_process_of(uid_, [&](int pid) { pids.push_back(pid); }) > 1) {
-                seen_ = std::to_string(pids.size()) + " processes of the student's user at once:";
-                for (int pid : pids) seen_ += " " + std::to_string(pid) + " (" + status_field(pid, "Name:") +
-                                              ", parent " + status_field(pid, "PPid:") + ")";
-                return;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-    }
-    // A field of /proc/PID/status, printable characters only (a process names itself).
-    static std::string status_field(int pid, const char* key) {
-        std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/status").c_str(), "r");
-        if (!f) return "?";
-        std::string value = "?";
-        char line[256];
-        while (std::fgets(line, sizeof line, f)) {
-            if (std::strncmp(line, key, std::strlen(key)) != 0) continue;
-            value.clear();
-            for (const char* c = line + std::strlen(key); *c && value.size() < 32; ++c) {
-                if (*c > 0x20 && *c < 0x7f) value += *c;
-            }
-            break;
-        }
-        std::fclose(f);
-        return value;
-    }
-    uid_t uid_ = 0;
-    std::atomic<bool> done_{false};
-    std::string seen_;
-    std::thread thread_;
-};
+// The sanitizer's watch for a second process of the student's user (student_user.h), for
+// `user` (root only; a no-op otherwise).
+std::unique_ptr<student_user::SecondProcessWatch> watch_for_a_second_process(const std::string& user) {
+    const passwd* pw = user.empty() || geteuid() != 0 ? nullptr : getpwnam(user.c_str());
+    if (!pw || pw->pw_uid == 0) return nullptr;
+    return std::make_unique<student_user::SecondProcessWatch>(pw->pw_uid);
+}
 
 // This program's own path: it is also the step that drops to the student's user between
 // the sanitizer and the worker (--exec-as).
@@ -749,7 +693,7 @@ struct Judge {
         if (!o.run_as.empty()) argv.insert(argv.end(), {self_path(), "--exec-as", o.run_as});
         argv.push_back(o.worker);
         std::string error;
-        SecondProcessWatch one_process(o.run_as);
+        const auto one_process = watch_for_a_second_process(o.run_as);
         auto worker = start_worker("student-" + o.tool, argv, "", memory, error);
         std::string verdict;
         bool sums_right = error.empty();
@@ -785,7 +729,7 @@ struct Judge {
         other_case(timed_size, mix(pick, 3000));
         const std::string ended = worker->stop(120);
         const int status = worker->exit_status();
-        const std::string second_process = one_process.stop();
+        const std::string second_process = one_process ? one_process->stop() : "";
         kill_every_process_of(o.run_as);  // before the log is read: nothing of the student's may rewrite it
         // The whole log, every summary in it: the sanitizer writes its own last, after its
         // target has ended, so a summary written by anything else (review6/15 wrote one

@@ -650,6 +650,43 @@ TEST(Process, TheStudentsProcessesCannotKillTheProcessThatEndsThem) {
     }
 }
 
+// The sanitizer's watch sees a second process of the student's user, however briefly it
+// lives past the poll (review5/13: a child that re-ran the worker without the sanitizer's
+// environment did the work uninstrumented), and says nothing of one process alone.
+TEST(Process, TheSanitizersWatchSeesASecondProcessOfTheUser) {
+    if (geteuid() != 0 || !getpwnam("nobody")) GTEST_SKIP() << "needs root and a user 'nobody' to run a step as";
+    ASSERT_EQ(student_user::processes_of(65534), 0) << "a process of nobody is already running";
+    auto run_as_nobody = [](int children, int child_ms) {
+        const pid_t pid = fork();
+        if (pid == 0) {
+            if (!student_user::become(65534, 65534)) _exit(1);
+            for (int i = 0; i < children; ++i) {
+                if (fork() == 0) {
+                    usleep(child_ms * 1000);
+                    _exit(0);
+                }
+            }
+            usleep(300000);
+            while (waitpid(-1, nullptr, 0) > 0) {}
+            _exit(0);
+        }
+        return pid;
+    };
+    {
+        student_user::SecondProcessWatch watch(65534);
+        const pid_t alone = run_as_nobody(0, 0);
+        waitpid(alone, nullptr, 0);
+        EXPECT_EQ(watch.stop(), "");
+    }
+    {
+        student_user::SecondProcessWatch watch(65534);
+        const pid_t parent = run_as_nobody(1, 50);  // a child of 50 ms: ten polls
+        waitpid(parent, nullptr, 0);
+        const std::string seen = watch.stop();
+        EXPECT_NE(seen.find("2 processes of the student's user at once"), std::string::npos) << seen;
+    }
+}
+
 // The task bound is the kernel's count for a user id, shared by every PID namespace (and
 // container) that uses that id: when processes elsewhere hold most of it, a grading must not
 // start (a build or a worker could fail for a reason not the student's) and says why.

@@ -6,6 +6,8 @@
 // many instructions.
 #pragma once
 
+#include "stage.h"  // Variant (common/variant.h)
+
 // How the tree picks the threads that add at step s (reduce0's --select).
 enum class Select {
     Modulo,   // tid % (2s) == 0: the classic code, kernel.cu's tree_sum
@@ -19,3 +21,15 @@ __device__ void bitmask_tree_sum(T* shared, unsigned tid, unsigned block) {
         __syncthreads();  // every add of this step lands before any thread reads in the next
     }
 }
+
+// --select, reduce0's labelled variant (common/variant.h), read by kernel.cu's launcher: a
+// result is labelled "select=bitmask"; --variants times both tests.
+constexpr std::string_view kSelectChoices[] = {"modulo", "bitmask"};  // in the order of enum Select
+constexpr Variant kSelect = {
+    .name = "select",
+    .value_name = "S",
+    .choices = kSelectChoices,
+    .help = "modulo (default, tid % (2s) == 0) | bitmask ((tid & (2s - 1)) == 0):\n"
+            "the same threads add; bitmask measures what the run-time % costs",
+};
+constexpr Variant kVariants[] = {kSelect};

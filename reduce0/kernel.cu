@@ -7,8 +7,10 @@
 // until one value is left.
 //
 // What it costs: `tid % (2 * s) == 0` picks threads spread over every warp, so at most
-// steps every warp issues the step's instructions for a few busy lanes (divergence), and
-// % by a run-time value is a slow, many-instruction operation. `--select bitmask` runs the
+// steps every warp issues the step's instructions for a few busy lanes (partly active
+// warps; the classic account calls this divergence, but on the H100 the compiler
+// predicates this `if` and no warp splits: docs/01-divergence.md), and % by a run-time
+// value is a slow, many-instruction operation. `--select bitmask` runs the
 // same test as (tid & (2s - 1)) == 0, with no division (bitmask_select.cuh), so that the
 // two costs can be measured apart (docs/01-divergence.md); reduce1 packs the adding
 // threads into whole warps.
@@ -18,7 +20,7 @@
 //   explain:  build/release/bin/reduce0 --explain --block 256
 //   profile:  scripts/profile.sh reduce1
 
-#include "bitmask_select.cuh"  // --select bitmask
+#include "bitmask_select.cuh"  // --select bitmask: the variant and its tree
 #include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
@@ -56,18 +58,6 @@ __global__ void interleaved_divergent(const T* in, std::size_t n, T* block_sums)
 namespace {  // every stage names these three the same: only the kernel and the record say which stage
 
 constexpr unsigned kInputsPerThread = 1;
-
-// --select, this stage's labelled variant (common/variant.h, bitmask_select.cuh): a
-// result is labelled "select=bitmask"; --variants times both tests.
-constexpr std::string_view kSelectChoices[] = {"modulo", "bitmask"};  // in the order of enum Select
-constexpr Variant kSelect = {
-    .name = "select",
-    .value_name = "S",
-    .choices = kSelectChoices,
-    .help = "modulo (default, tid % (2s) == 0) | bitmask ((tid & (2s - 1)) == 0):\n"
-            "the same threads add; bitmask measures what the run-time % costs",
-};
-constexpr Variant kVariants[] = {kSelect};
 
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {

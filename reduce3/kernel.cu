@@ -25,7 +25,7 @@
 //   explain:  build/release/bin/reduce3 --explain --block 256
 //   profile:  scripts/profile.sh reduce3
 
-#include "shared_running_sum.cuh"  // --running-sum shared
+#include "shared_running_sum.cuh"  // --running-sum shared: the variant and its tree
 #include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
@@ -69,18 +69,6 @@ __global__ void first_add_during_load(const T* in, std::size_t n, T* block_sums)
 namespace {  // every stage names these three the same: only the kernel and the record say which stage
 
 constexpr unsigned kInputsPerThread = 2;
-
-// --running-sum, this stage's labelled variant (common/variant.h): a result is labelled
-// "running-sum=shared"; --variants times both.
-constexpr std::string_view kRunningSumChoices[] = {"register", "shared"};  // in the order of enum RunningSum
-constexpr Variant kRunningSum = {
-    .name = "running-sum",
-    .value_name = "R",
-    .choices = kRunningSumChoices,
-    .help = "register (default) | shared (each step reads shared[tid] again,\n"
-            "as reduce2's tree does)",
-};
-constexpr Variant kVariants[] = {kRunningSum};
 
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {

@@ -25,7 +25,7 @@
 //   legacy:   build/release/bin/reduce4 --last-warp legacy-plain
 //   profile:  scripts/profile.sh reduce4
 
-#include "legacy_last_warp.cuh"  // --last-warp legacy-volatile, legacy-plain
+#include "legacy_last_warp.cuh"  // --last-warp legacy-volatile, legacy-plain: the variant and its code
 #include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
@@ -83,20 +83,6 @@ __global__ void unroll_last_warp(const T* in, std::size_t n, T* block_sums) {
 namespace {  // every stage names these three the same: only the kernel and the record say which stage
 
 constexpr unsigned kInputsPerThread = 2;
-
-// --last-warp, this stage's labelled variant (common/variant.h): a result is labelled
-// "last-warp=legacy-plain". --variants leaves it at the choice given: the legacy modes
-// are races, whose wrong sums would fail the run.
-constexpr std::string_view kLastWarpChoices[] = {"syncwarp", "legacy-volatile", "legacy-plain"};  // LastWarp's order
-constexpr Variant kLastWarp = {
-    .name = "last-warp",
-    .value_name = "M",
-    .choices = kLastWarpChoices,
-    .help = "syncwarp (default) | legacy-volatile | legacy-plain;\n"
-            "the legacy modes are the pre-Volta code, racy on Volta and later",
-    .timed_by_variants = false,
-};
-constexpr Variant kVariants[] = {kLastWarp};
 
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {

@@ -5,6 +5,8 @@
 // together, so that every lane's `+=` lands before any lane reads for the next line.
 #pragma once
 
+#include "stage.h"  // Variant (common/variant.h)
+
 // How warp 0 sums the block's last 64 values (reduce4's --last-warp).
 enum class LastWarp {
     SyncWarp,        // correct on every GPU: __syncwarp() orders each step (kernel.cu)
@@ -40,3 +42,17 @@ __device__ T legacy_last_warp_sum(T* shared, unsigned tid) {
         return shared[tid];
     }
 }
+
+// --last-warp, reduce4's labelled variant (common/variant.h), read by kernel.cu's
+// launcher: a result is labelled "last-warp=legacy-plain". --variants leaves it at the
+// choice given: the legacy modes are races, whose wrong sums would fail the run.
+constexpr std::string_view kLastWarpChoices[] = {"syncwarp", "legacy-volatile", "legacy-plain"};  // LastWarp's order
+constexpr Variant kLastWarp = {
+    .name = "last-warp",
+    .value_name = "M",
+    .choices = kLastWarpChoices,
+    .help = "syncwarp (default) | legacy-volatile | legacy-plain;\n"
+            "the legacy modes are the pre-Volta code, racy on Volta and later",
+    .timed_by_variants = false,
+};
+constexpr Variant kVariants[] = {kLastWarp};

@@ -26,11 +26,8 @@
 // stub: // possibly in part), so a small input gets few blocks and a cheap finish.
 // end solution
 //
-// --vec 1|2|4 (elements per load), --finish two-pass|atomic|last-block and --loads
-// 1|2|4|8|16 (vector loads in flight per thread) select the variants that
-// docs/07-shuffles-vectors.md compares, to show what each idea is worth. --finish pdl is
-// the two-pass finish with its second launch overlapped with the first (Hopper and newer,
-// docs/11-fixed-costs.md).
+// Its labelled variants (variants.cuh: --vec, --finish, --loads, --grid) are the experiments
+// of docs/07-shuffles-vectors.md that show what each idea is worth; --finish pdl, docs/11.
 //
 //   run:      build/release/bin/reduce7 --n 2^26 --type float
 //   variants: build/release/bin/reduce7 --vec 1 --finish two-pass
@@ -39,9 +36,8 @@
 #include <cuda/atomic>
 
 #include <cstdint>
-#include <utility>
 
-#include "variants.cuh"             // --vec, --finish and --loads: the experiments of docs/07, apart from the lesson
+#include "variants.cuh"             // the variants, the finishes' names and the vector types, apart from the lesson
 #include "programmatic_launch.cuh"  // --finish pdl's launch, apart from the lesson
 #include "stage.h"
 
@@ -71,45 +67,15 @@ __device__ T block_sum(T value) {
     return value;
 }
 
-// VEC values of T loaded by one instruction: int4, float4, double2, ...
-template <typename T, int VEC> struct Vector { using type = T; };
-template <> struct Vector<int, 2> { using type = int2; };
-template <> struct Vector<int, 4> { using type = int4; };
-template <> struct Vector<float, 2> { using type = float2; };
-template <> struct Vector<float, 4> { using type = float4; };
-template <> struct Vector<double, 2> { using type = double2; };
-
-template <int VEC, typename T, typename V>
-__device__ T add_lanes(T sum, const V& vector) {
-    const T* lanes = reinterpret_cast<const T*>(&vector);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) sum += lanes[k];
-    return sum;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- kernel
-// How the blocks' sums become one value (--finish: variants.cuh).
-enum class Finish {
-    TwoPass,    // a second launch of one block sums the partials (deterministic)
-    Atomic,     // every block atomically adds its sum into the result (order varies run to run)
-    LastBlock,  // the last block to finish sums the partials, in order (deterministic)
-    Pdl,        // two-pass, the second launch scheduled while the first runs (sm_90+, deterministic)
-};
-
-// ops/reduce_op.cuh repeats this kernel's tile loop and last-block finish for any operator
-// (reduce_ops, reduce7_cg, reduce7_cub); tests/host/test_copies_in_step.cpp keeps the two in step.
-
 template <unsigned BLOCK, int VEC, typename T, int... LOADS>
-__global__ void shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out,
-                                           unsigned* blocks_done, Finish finish) {
+__global__ void __launch_bounds__(BLOCK, min_blocks<LOADS...>())  // min_blocks: --loads's registers (variants.cuh)
+shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out, unsigned* blocks_done, Finish finish) {
     using V = typename Vector<T, VEC>::type;
     constexpr int kLoadsInFlight = loads_in_flight<LOADS...>();
-    if (finish == Finish::Pdl) {  // the second pass waits here for the first to finish (programmatic_launch.cuh)
-        wait_for_previous_grid();
-        let_dependent_grid_launch();
-    }
+    if (finish == Finish::Pdl) overlap_the_two_passes();  // --finish pdl (programmatic_launch.cuh)
 
     // Head and tail: the elements before the first address aligned for V, and after the
     // last whole vector. Fewer than VEC each; the first threads of the grid take them.
@@ -193,42 +159,29 @@ namespace {  // every stage names these three the same: only the kernel and the 
 
 constexpr std::size_t kCounterBytes = 256;  // blocks_done, then the partials, aligned
 
-// shuffle_vector_single_pass for one --loads.
-template <unsigned BLOCK, int VEC, typename T, int... LOADS>
-constexpr auto single_pass_kernel(std::integer_sequence<int, LOADS...>) {
-    return shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
-}
-
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     if (n == 0) return write_zero(out, stream);
     auto* blocks_done = static_cast<unsigned*>(workspace);
     T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + kCounterBytes);
     const Finish finish = chosen_as<Finish, T>(kFinish, config);
-    const int loads = chosen_number<T>(kLoads, config);
-    dispatch_block_size<32, 1024>(config.block, [&](auto block) {
-        dispatch_vector_width<T>(chosen_number<T>(kVec, config), [&](auto vec) {
-            constexpr unsigned BLOCK = decltype(block)::value;
-            constexpr int VEC = decltype(vec)::value;
-            dispatch_loads_in_flight<BLOCK, VEC, T>(loads, [&](auto loads_in_flight) {
-                const auto kernel = single_pass_kernel<BLOCK, VEC, T>(loads_in_flight);
-                if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
-                // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
-                const auto blocks = static_cast<unsigned>(std::min<std::size_t>(
-                    ceil_div(n, std::size_t(VEC) * loads * BLOCK), resident_blocks(kernel, BLOCK, 0)));
-                if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
-                kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
-                CUDA_CHECK_LAUNCH();
-                if (finish == Finish::TwoPass && blocks > 1) {
-                    kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, finish);
-                    CUDA_CHECK_LAUNCH();
-                }
-                if (finish == Finish::Pdl && blocks > 1) {  // the same second pass, launched early
-                    launch_programmatic_dependent(kernel, 1, BLOCK, stream, block_sums, blocks, block_sums, out,
-                                                  blocks_done, finish);
-                }
-            });
-        });
+    dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
+        const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
+        if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
+        // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
+        const std::size_t tiles = ceil_div(n, std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK);
+        const unsigned blocks = grid_blocks<T>(config, tiles, [&] { return resident_blocks(kernel, BLOCK, 0); });
+        if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
+        kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
+        CUDA_CHECK_LAUNCH();
+        if (finish == Finish::TwoPass && blocks > 1) {
+            kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, finish);
+            CUDA_CHECK_LAUNCH();
+        }
+        if (finish == Finish::Pdl && blocks > 1) {  // the same second pass, launched early
+            launch_programmatic_dependent(kernel, 1, BLOCK, stream, block_sums, blocks, block_sums, out, blocks_done,
+                                          finish);
+        }
     });
 }
 

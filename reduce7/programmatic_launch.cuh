@@ -36,6 +36,14 @@ __device__ inline void wait_for_previous_grid() {
 #endif
 }
 
+// Called first by both passes of --finish pdl: the second waits for the first grid to
+// complete (a no-op in the first, which was not launched with the attribute), and each
+// lets the launch after it be scheduled early.
+__device__ inline void overlap_the_two_passes() {
+    wait_for_previous_grid();
+    let_dependent_grid_launch();
+}
+
 // Throws, with one line, unless `kernel` can rely on PDL here: the GPU must be compute
 // capability 9.0 or newer, and the kernel's code must have been compiled for sm_90 or
 // newer (a build for older GPUs alone would run its sm_8x code, in which the wait above

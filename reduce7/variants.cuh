@@ -1,10 +1,15 @@
 // reduce7's labelled variants, the experiments of docs/07-shuffles-vectors.md that show
 // what each of its ideas is worth, kept apart from the lesson: --vec (the load's width),
-// --finish (how the blocks' sums become one) and --loads (how many 16-byte loads each
-// thread issues before it adds any). kernel.cu's launcher reads the choices; the kernel
+// --finish (how the blocks' sums become one), --loads (how many 16-byte loads each
+// thread issues before it adds any) and --grid (a resident grid or one block per tile).
+// Also the finishes' names (enum Finish) and the vector types (Vector, add_lanes).
+//
+// ops/reduce_op.cuh repeats kernel.cu's tile loop and last-block finish for any operator
+// (reduce_ops, reduce7_cg, reduce7_cub); tests/host/test_copies_in_step.cpp keeps the two in step. kernel.cu's launcher reads the choices; the kernel
 // sees only kLoadsInFlight.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -29,6 +34,14 @@ constexpr Variant kVec = {
     },
     .always_labelled = true,
 };
+// How the blocks' sums become one value (kernel.cu's finish).
+enum class Finish {
+    TwoPass,    // a second launch of one block sums the partials (deterministic)
+    Atomic,     // every block atomically adds its sum into the result (order varies run to run)
+    LastBlock,  // the last block to finish sums the partials, in order (deterministic)
+    Pdl,        // two-pass, the second launch scheduled while the first runs (sm_90+, deterministic)
+};
+
 constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl"};  // in the order of enum Finish
 constexpr Variant kFinish = {
     .name = "finish",
@@ -45,6 +58,22 @@ constexpr Variant kFinish = {
     .always_labelled = true,
 };
 
+
+// VEC values of T loaded by one instruction: int4, float4, double2, ...
+template <typename T, int VEC> struct Vector { using type = T; };
+template <> struct Vector<int, 2> { using type = int2; };
+template <> struct Vector<int, 4> { using type = int4; };
+template <> struct Vector<float, 2> { using type = float2; };
+template <> struct Vector<float, 4> { using type = float4; };
+template <> struct Vector<double, 2> { using type = double2; };
+
+template <int VEC, typename T, typename V>
+__device__ T add_lanes(T sum, const V& vector) {
+    const T* lanes = reinterpret_cast<const T*>(&vector);
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) sum += lanes[k];
+    return sum;
+}
 
 // Call f(std::integral_constant<int, VEC>) for the run-time vector width: 1, 2 or 4
 // elements, at most 16 bytes (the option parser has rejected the rest).
@@ -76,9 +105,14 @@ __host__ __device__ constexpr int loads_in_flight() {
 // every block and width as well made 240 kernels to compile instead of 60; with the 240,
 // the README's first command took 54.4 s on the H100 (scripts/build_times.sh at 074a57a),
 // and 42.9 s at 661bd8c with the 60 (other changes between the two runs as well).
-// What the compiler makes of it is another matter: ptxas issues only 4 of the 8 or 16
-// loads before the first add (at most 5 outstanding; docs/results/grid_layout/sass_loads.txt),
-// keeping registers low for occupancy, so past 4 the choice does not vary what it names.
+// What the compiler makes of it is another matter. Told nothing of the occupancy wanted,
+// ptxas kept registers low and issued only 4 of the 8 or 16 loads before the first add
+// (at most 5 outstanding, 32 registers:
+// docs/results/grid_layout/sass_loads.txt). The variants are therefore compiled with
+// __launch_bounds__(256, 1) (min_blocks below), which lets ptxas spend the registers: all
+// N loads go out before the first add (48 registers at 8, 80 at 16, so fewer resident
+// blocks), as the test loads_in_flight_sass checks in the SASS
+// (scripts/count_loads_before_use.sh).
 constexpr std::string_view kLoadsChoices[] = {"1", "2", "4", "8", "16"};
 constexpr Variant kLoads = {
     .name = "loads",
@@ -89,6 +123,16 @@ constexpr Variant kLoads = {
     .default_choice = "4",  // kDefaultLoadsInFlight
     .timed_by_variants = false,
 };
+
+// The kernel's __launch_bounds__(BLOCK, min_blocks): for the --loads variants, at least one
+// resident block per SM, which lets ptxas spend up to 255 registers a thread and keep all
+// their loads in flight (see kLoads); for the default, 0, no minimum, which leaves the code
+// of the int and float kernels at block 256 the one the figures measured (their SASS did
+// not change when the bounds came in).
+template <int... LOADS>
+constexpr unsigned min_blocks() {
+    return sizeof...(LOADS) == 0 ? 0u : 1u;
+}
 
 // Call f(std::integer_sequence<int, LOADS...>) for the run-time --loads: no LOADS for the
 // default (see the kernel), one for the others, which exist only at block 256 and the
@@ -107,4 +151,49 @@ void dispatch_loads_in_flight(int loads, F&& f) {
                                 "-byte vectors given)");
 }
 
-constexpr Variant kVariants[] = {kVec, kFinish, kLoads};
+// --grid: how many blocks, and how the tiles are shared among them. resident (the default,
+// as reduce6): no more blocks than fit on the GPU at once, each striding over the tiles;
+// one-shot: one block per tile, each reading its tile once, the hardware's block scheduler
+// handing the next block to whichever SM frees a slot first. Labelled "grid=one-shot" when
+// chosen; --variants leaves it at the choice given. docs/results/grid_layout/ (issue 31)
+// measures the two layouts with this loop body in tools/grid_layout_probe.cu.
+enum class Grid { Resident, OneShot };
+constexpr std::string_view kGridChoices[] = {"resident", "one-shot"};  // in the order of enum Grid
+constexpr Variant kGrid = {
+    .name = "grid",
+    .value_name = "G",
+    .choices = kGridChoices,
+    .help = "resident (default: no more blocks than fit at once, each striding\n"
+            "over the tiles) | one-shot (one block per tile)",
+    .timed_by_variants = false,
+};
+
+// The grid for `tiles` tiles of work under --grid; `resident` gives the number of blocks
+// that fit on the GPU at once (asked only when needed).
+template <typename T, typename Resident>
+unsigned grid_blocks(const RunConfig& config, std::size_t tiles, Resident&& resident) {
+    if (chosen_as<Grid, T>(kGrid, config) == Grid::OneShot) {
+        if (tiles > 0x7fffffffu) throw std::invalid_argument("--grid one-shot: more than 2^31 - 1 blocks");
+        return static_cast<unsigned>(tiles);
+    }
+    return static_cast<unsigned>(std::min<std::size_t>(tiles, resident()));
+}
+
+// A kernel's shape, as the launcher's lambda receives it from dispatch_shape below.
+template <unsigned BLOCK> using Block = std::integral_constant<unsigned, BLOCK>;
+template <int VEC> using Vec = std::integral_constant<int, VEC>;
+template <int... LOADS> using Loads = std::integer_sequence<int, LOADS...>;
+
+// Call f(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) for the run's --block, --vec and --loads:
+// one kernel per shape, chosen at run time.
+template <typename T, typename F>
+void dispatch_shape(const RunConfig& config, F&& f) {
+    dispatch_block_size<32, 1024>(config.block, [&](auto block) {
+        dispatch_vector_width<T>(chosen_number<T>(kVec, config), [&](auto vec) {
+            dispatch_loads_in_flight<decltype(block)::value, decltype(vec)::value, T>(
+                chosen_number<T>(kLoads, config), [&](auto loads) { f(block, vec, loads); });
+        });
+    });
+}
+
+constexpr Variant kVariants[] = {kVec, kFinish, kLoads, kGrid};

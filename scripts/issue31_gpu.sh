@@ -7,6 +7,11 @@
 # a failed step is recorded and the next one runs:
 #   build     cmake --build build/release --target grid_layout_probe reduce7 (configures the
 #             release preset first if build/release is missing)
+#   grid      reduce7_grid.csv: reduce7 --grid resident and one-shot, --finish atomic, last-block
+#             and two-pass, int and float, 2^26 2^28 2^30, --timing flushed and back-to-back
+#             (CUB in the same runs)
+#   sweep     loads_sweep.csv: scripts/loads_sweep.sh's sweep (every --loads, 2^22 ... 2^30;
+#             since 39b7372 the 8 and 16 variants keep all their loads in flight)
 #   probe     grid_layout.csv: grid_layout_probe, int and float, 2^26, 2^28, 2^30, every layout
 #   loads     grid_layout_loads.csv: the probe's loads-N kernels (all N loads issued first),
 #             int, 2^28 and 2^30
@@ -89,6 +94,32 @@ do_reduce7() {
     provenance "scripts/issue31_gpu.sh $out (reduce7 --no-baseline --iters 100 --warmup 20 --csv)" >>"$csv"
 }
 
+# reduce7's grid (--grid resident | one-shot) under each finish, int and float, both timing
+# methods, beside CUB in the same runs.
+do_grid() {
+    local csv=$out/reduce7_grid.csv first=1 t k g f m
+    : >"$csv"
+    for m in flushed back-to-back; do
+        for t in int float; do
+            for k in 26 28 30; do
+                for g in resident one-shot; do
+                    for f in atomic last-block two-pass; do
+                        "$build/bin/reduce7" --no-baseline --type "$t" --n "2^$k" --grid "$g" --finish "$f" \
+                            --timing "$m" --iters "$([[ $m == flushed ]] && echo 100 || echo 10)" --warmup 20 --csv \
+                            >"$out/grid.tmp" || return
+                        if (( first )); then sed "1s/^/timing,/;2,\$s/^/$m,/" "$out/grid.tmp"; else tail -n +2 "$out/grid.tmp" | sed "s/^/$m,/"; fi >>"$csv"
+                        first=0
+                    done
+                done
+            done
+        done
+    done
+    rm -f "$out/grid.tmp"
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (grid: reduce7 --grid G --finish F --timing M --iters 100 flushed, 10 batches of 100 back-to-back --warmup 20 --csv)" >>"$csv"
+}
+
 do_peers() {
     # torch cannot tell the memory clock: give it the probe's peak.
     local peak
@@ -97,6 +128,8 @@ do_peers() {
 }
 
 step build do_build
+step grid do_grid
+step sweep env ITERS=100 scripts/loads_sweep.sh "$out" sweep
 step probe scripts/grid_probe.sh "$out" probe
 step loads do_loads
 if command -v cuobjdump >/dev/null; then step sass do_sass; else echo "sass     skipped: cuobjdump not found" | tee -a "$summary" >&2; fi

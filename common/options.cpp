@@ -10,16 +10,6 @@ namespace {
 
 bool is_power_of_two(long long x) { return x > 0 && (x & (x - 1)) == 0; }
 
-template <typename Int>
-std::optional<Int> parse_integer(std::string_view text) {
-    Int value{};
-    const char* first = text.data();
-    const char* last = text.data() + text.size();
-    auto [end, error] = std::from_chars(first, last, value);
-    if (text.empty() || error != std::errc{} || end != last) return std::nullopt;
-    return value;
-}
-
 std::optional<double> parse_double(const std::string& text) {
     if (text.empty()) return std::nullopt;
     std::size_t used = 0;
@@ -32,14 +22,6 @@ std::optional<double> parse_double(const std::string& text) {
     }
 }
 
-int parse_int_in_range(std::string_view option, const std::string& text, int lo, int hi) {
-    const auto value = parse_integer<long long>(text);
-    if (!value || *value < lo || *value > hi) {
-        throw UsageError(std::string(option) + " takes a whole number from " + std::to_string(lo) + " to " +
-                         std::to_string(hi) + ", not '" + text + "'");
-    }
-    return static_cast<int>(*value);
-}
 
 // "a", "a or b", "a, b or c" (with `last` "and" instead of "or" where asked).
 template <typename Names>
@@ -126,6 +108,15 @@ std::string variants_timed_by_stage(const ProgramSpec& spec) {
 }
 
 }  // namespace
+
+int parse_int_in_range(std::string_view option, std::string_view text, int lo, int hi) {
+    const auto value = parse_integer<long long>(text);
+    if (!value || *value < lo || *value > hi) {
+        throw UsageError(std::string(option) + " takes a whole number from " + std::to_string(lo) + " to " +
+                         std::to_string(hi) + ", not '" + std::string(text) + "'");
+    }
+    return static_cast<int>(*value);
+}
 
 std::optional<std::size_t> parse_count(std::string_view text) {
     const auto caret = text.find('^');

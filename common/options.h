@@ -2,6 +2,7 @@
 // share. Parsing is pure host code: a bad option is reported before any CUDA call.
 #pragma once
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -89,6 +90,18 @@ struct UsageError : std::runtime_error {
 Options parse_options(const std::vector<std::string>& args, const ProgramSpec& spec);
 std::string usage_text(const ProgramSpec& spec);
 
+// The one integer parser of every program (the stages, reduce_all, ops, multi_gpu):
+// "1000" -> 1000; nullopt for anything else (a sign where Int has none, junk, overflow).
+template <typename Int>
+std::optional<Int> parse_integer(std::string_view text) {
+    Int value{};
+    const char* last = text.data() + text.size();
+    const auto [end, error] = std::from_chars(text.data(), last, value);
+    if (text.empty() || error != std::errc{} || end != last) return std::nullopt;
+    return value;
+}
+// A whole number from lo to hi, or a UsageError: "OPTION takes a whole number from LO to HI, not 'TEXT'".
+int parse_int_in_range(std::string_view option, std::string_view text, int lo, int hi);
 // "1000", "2^20" -> the count; nullopt for anything else (negative, junk, overflow).
 std::optional<std::size_t> parse_count(std::string_view text);
 // "2^10:2^28" -> the exponents; throws UsageError with the reason.

@@ -19,24 +19,6 @@ namespace {
 
 // ---------------------------------------------------------------- parsing helpers
 
-template <typename Int>
-std::optional<Int> parse_integer(std::string_view text) {
-    Int value{};
-    const char* last = text.data() + text.size();
-    const auto [end, error] = std::from_chars(text.data(), last, value);
-    if (text.empty() || error != std::errc{} || end != last) return std::nullopt;
-    return value;
-}
-
-int int_in_range(const std::string& option, const std::string& text, int lo, int hi) {
-    const auto value = parse_integer<long long>(text);
-    if (!value || *value < lo || *value > hi) {
-        throw UsageError(option + " takes a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                         ", not '" + text + "'");
-    }
-    return static_cast<int>(*value);
-}
-
 std::size_t count_in_range(const std::string& option, const std::string& text, std::size_t lo, const char* what) {
     const auto count = parse_count(text);
     if (!count || *count < lo || *count > kMaxElements) {
@@ -198,11 +180,11 @@ MultiGpuOptions parse_multi_gpu_options(const std::vector<std::string>& args) {
             else if (text == "double") options.type = ValueType::Float64;
             else throw UsageError("--type takes int, float or double, not '" + text + "'");
         } else if (option == "--gpus") {
-            options.gpus = int_in_range(option, value(), 1, 1024);
+            options.gpus = parse_int_in_range(option, value(), 1, 1024);
         } else if (option == "--iters") {
-            options.iters = int_in_range(option, value(), 1, 100000);
+            options.iters = parse_int_in_range(option, value(), 1, 100000);
         } else if (option == "--warmup") {
-            options.warmup = int_in_range(option, value(), 0, 100000);
+            options.warmup = parse_int_in_range(option, value(), 0, 100000);
         } else if (option == "--seed") {
             const std::string& text = value();
             const auto seed = parse_integer<std::uint64_t>(text);
@@ -249,14 +231,14 @@ MultiGpuOptions parse_multi_gpu_options(const std::vector<std::string>& args) {
         } else if (option == "--count-gpus") {
             options.count_gpus = true;
         } else if (option == "--rank") {
-            options.rank = int_in_range(option, value(), 0, 1 << 24);
+            options.rank = parse_int_in_range(option, value(), 0, 1 << 24);
         } else if (option == "--ranks") {
-            options.ranks = int_in_range(option, value(), 1, 1 << 24);
+            options.ranks = parse_int_in_range(option, value(), 1, 1 << 24);
         } else if (option == "--id-file") {
             options.id_file = value();
             if (options.id_file.empty()) throw UsageError("--id-file needs a path");
         } else if (option == "--timeout") {
-            options.timeout_s = int_in_range(option, value(), 1, 86400);
+            options.timeout_s = parse_int_in_range(option, value(), 1, 86400);
         } else {
             throw UsageError("unknown option '" + option + "' (see --help)");
         }

@@ -9,22 +9,6 @@ namespace ops {
 
 namespace {
 
-template <typename Int>
-bool parse_integer(std::string_view text, Int& value) {
-    const char* last = text.data() + text.size();
-    const auto [end, error] = std::from_chars(text.data(), last, value);
-    return !text.empty() && error == std::errc{} && end == last;
-}
-
-int parse_int_in_range(const std::string& option, const std::string& text, int lo, int hi) {
-    long long value = 0;
-    if (!parse_integer(text, value) || value < lo || value > hi) {
-        throw UsageError(option + " takes a whole number from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                         ", not '" + text + "'");
-    }
-    return static_cast<int>(value);
-}
-
 // "sum | max | ... | meanvar | all": every item's name, then "all".
 template <typename Item, std::size_t N>
 std::string choices_text(const Item (&all_items)[N], std::string_view (*name_of)(Item)) {
@@ -150,22 +134,22 @@ OpsOptions parse_ops_options(const std::vector<std::string>& args) {
             sizes_given = true;
         } else if (option == "--block") {
             const std::string& text = value();
-            int block = 0;
-            if (!parse_integer(text, block) || std::find(std::begin(kOpBlocks), std::end(kOpBlocks), block) == std::end(kOpBlocks)) {
+            const auto block = parse_integer<int>(text);
+            if (!block || std::find(std::begin(kOpBlocks), std::end(kOpBlocks), *block) == std::end(kOpBlocks)) {
                 throw UsageError("--block " + text +
                                  " is not supported by reduce_ops: use 128, 256, 512 or 1024 (the operator kernels are "
                                  "compiled for these only)");
             }
-            options.block = block;
+            options.block = *block;
         } else if (option == "--iters") {
             options.iters = parse_int_in_range(option, value(), 1, 100000);
         } else if (option == "--warmup") {
             options.warmup = parse_int_in_range(option, value(), 0, 100000);
         } else if (option == "--seed") {
             const std::string& text = value();
-            if (!parse_integer(text, options.seed)) {
-                throw UsageError("--seed takes a non-negative whole number, not '" + text + "'");
-            }
+            const auto seed = parse_integer<decltype(options.seed)>(text);
+            if (!seed) throw UsageError("--seed takes a non-negative whole number, not '" + text + "'");
+            options.seed = *seed;
         } else if (option == "--csv") {
             options.csv = true;
         } else {

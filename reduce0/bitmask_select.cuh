@@ -2,8 +2,8 @@
 // tid % (2s) == 0. Kept as a labelled variant so that docs/01-divergence.md can measure
 // reduce0's two costs apart: both tests pick the same threads (2s is a power of two, so
 // tid is a multiple of 2s exactly when its low bits below 2s are zero), so the warps
-// diverge alike; but the mask is one AND, where % by a run-time value is a division of
-// many instructions.
+// have the same partly active lanes; but the mask is one AND, where % by a run-time value
+// is a division of many instructions.
 #pragma once
 
 #include "stage.h"  // Variant (common/variant.h)

@@ -44,9 +44,9 @@ __device__ T tree_sum(T* shared, T sum, unsigned tid, unsigned block) {
 template <typename T>
 __device__ T last_warp_sum(T* shared, T sum, unsigned tid) {
     // solution (assignment 4): warp 0 adds its 32 sums and slots 32..63 down to one value, six steps ordered by __syncwarp()
-    // Every step reads, then writes: the first __syncwarp() keeps a lane from overwriting a
-    // slot its neighbor has not read yet, the second makes the writes visible to the warp
-    // before the next read.
+    // Every step writes, then reads: the first __syncwarp() keeps a lane from overwriting a
+    // slot its neighbor has not yet read in the step before, the second makes the writes
+    // visible to the warp before the read.
     sum += shared[tid + 32];
     for (unsigned s = 16; s > 0; s >>= 1) {
         __syncwarp();

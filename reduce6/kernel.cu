@@ -37,9 +37,9 @@ __device__ T tree_sum(T* shared, T sum, unsigned tid) {
     return sum;  // what shared[tid] holds, for the last warp
 }
 
-// The last six steps, by warp 0 alone. Every step reads, then writes: the first
-// __syncwarp() keeps a lane from overwriting a slot its neighbor has not read yet, the
-// second makes the writes visible to the warp before the next read.
+// The last six steps, by warp 0 alone. Every step writes, then reads: the first
+// __syncwarp() keeps a lane from overwriting a slot its neighbor has not yet read in the
+// step before, the second makes the writes visible to the warp before the read.
 template <typename T>
 __device__ T last_warp_sum(T* shared, T sum, unsigned tid) {
     sum += shared[tid + 32];

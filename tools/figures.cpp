@@ -441,8 +441,10 @@ std::string prose_of(std::string page) {
     return out;
 }
 
-// Fenced blocks preceded by <!-- excerpt: results/FILE -->: each line but "..." must be a
-// line of that file.
+// Fenced blocks preceded by <!-- excerpt: results/FILE -->: the block's lines are lines of
+// that file, in its order, and where the block leaves out lines of the file between two of
+// its own (other than blank ones and SASS's encoding comments) it says so with a "..." line: an excerpt never reads as
+// the file where it is not.
 void check_excerpts(const std::string& root, const std::string& path, const std::string& page,
                     std::vector<Problem>& problems) {
     static const std::regex marker(R"(<!-- excerpt: (\S+) -->)");
@@ -450,7 +452,10 @@ void check_excerpts(const std::string& root, const std::string& path, const std:
     std::string source;
     bool fenced = false;
     std::size_t number = 0;
-    std::string file_text;
+    std::vector<std::string> file_lines;
+    std::size_t next = 0;          // the file line after the last one matched
+    bool matched_any = false;      // a line of this block has been found in the file
+    bool gap_marked = false;       // a "..." since the last matched line
     for (std::string line; std::getline(in, line);) {
         ++number;
         std::smatch m;
@@ -461,20 +466,47 @@ void check_excerpts(const std::string& root, const std::string& path, const std:
         if (trim(line).rfind("```", 0) == 0) {
             fenced = !fenced;
             if (fenced && !source.empty()) {
+                file_lines.clear();
                 try {
-                    file_text = read(source_of(root, path, source));
+                    std::istringstream file(read(source_of(root, path, source)));
+                    for (std::string l; std::getline(file, l);) file_lines.push_back(l);
                 } catch (const std::exception& e) {
                     problems.push_back({path + ":" + std::to_string(number), e.what()});
-                    file_text.clear();
                 }
+                next = 0;
+                matched_any = gap_marked = false;
             }
             if (!fenced) source.clear();
             continue;
         }
-        if (!fenced || source.empty() || trim(line) == "..." || trim(line).empty()) continue;
-        if (file_text.find(line) == std::string::npos) {
-            problems.push_back({path + ":" + std::to_string(number), "this excerpt line is not in " + source + ": " + line});
+        if (!fenced || source.empty() || trim(line).empty()) continue;
+        if (trim(line) == "...") {
+            gap_marked = true;
+            continue;
         }
+        std::size_t at = next;
+        while (at < file_lines.size() && file_lines[at].find(line) == std::string::npos) ++at;
+        if (at == file_lines.size()) {
+            const bool anywhere = std::any_of(file_lines.begin(), file_lines.end(),
+                                              [&](const std::string& l) { return l.find(line) != std::string::npos; });
+            problems.push_back({path + ":" + std::to_string(number),
+                                (anywhere ? "this excerpt line is out of the order of " : "this excerpt line is not in ") +
+                                    source + ": " + line});
+            continue;
+        }
+        bool skipped = false;  // blank lines and SASS's encoding lines (/* 0x... */) do not count
+        for (std::size_t k = next; k < at; ++k) {
+            const std::string t = trim(file_lines[k]);
+            const bool encoding = t.rfind("/*", 0) == 0 && t.size() >= 4 && t.compare(t.size() - 2, 2, "*/") == 0;
+            skipped |= !t.empty() && !encoding;
+        }
+        if (matched_any && skipped && !gap_marked) {
+            problems.push_back({path + ":" + std::to_string(number),
+                                "the excerpt leaves out lines of " + source + " before this one without a \"...\" line: " + line});
+        }
+        next = at + 1;
+        matched_any = true;
+        gap_marked = false;
     }
 }
 

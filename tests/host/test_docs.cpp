@@ -169,6 +169,16 @@ TEST(Docs, TheFigureCheckRejectsWrongFigures) {
     EXPECT_EQ(problems_in("[51.3 us][f1] and [51.3 us][f1]" + defined), 0u);      // one definition, two uses
     EXPECT_EQ(problems_in("[51.3 us][f2]" + defined), 2u);                         // undefined: not a figure; f1 unused
     EXPECT_EQ(problems_in("`shared[tid][k]` and a[i][j] are code, not figures"), 0u);
+    // Excerpts: lines of their file, in its order, a left-out line marked by "...";
+    // blank lines and SASS's encoding comments may be left out unmarked.
+    std::ofstream(root / "docs/results/e.txt") << "alpha\nbeta\n\n        /* 0x000fe2 */\ngamma\ndelta\n";
+    const auto excerpt = [](const std::string& lines) { return "<!-- excerpt: results/e.txt -->\n```\n" + lines + "```\n"; };
+    EXPECT_EQ(problems_in(excerpt("alpha\nbeta\ngamma\n")), 0u);      // blank and encoding lines skipped
+    EXPECT_EQ(problems_in(excerpt("alpha\n...\ndelta\n")), 0u);       // a marked gap
+    EXPECT_EQ(problems_in(excerpt("alpha\ndelta\n")), 1u);             // beta and gamma left out silently
+    EXPECT_EQ(problems_in(excerpt("beta\nalpha\n")), 1u);              // out of order
+    EXPECT_EQ(problems_in(excerpt("alpha\nepsilon\n")), 1u);           // not in the file
+    EXPECT_EQ(problems_in(excerpt("gamma\ndelta\n")), 0u);             // may start anywhere
     // --update rewrites a stale CSV figure to the data, keeping its decimals and unit.
     std::vector<figures::Problem> problems;
     EXPECT_EQ(figures::update_page(root.string(), "docs/x.md", "[49 us](results/r.csv \"" + q + ":median\")", problems),

@@ -1,4 +1,4 @@
-// reduce0: a tree in shared memory, interleaved addressing, divergent branch (the baseline)
+// reduce0: a tree in shared memory, interleaved addressing, the adding threads scattered (the baseline)
 //
 // Each block copies blockDim.x values into shared memory and adds them pairwise in a
 // tree: at step s = 1, 2, 4, ... every thread whose index is a multiple of 2s adds the
@@ -89,7 +89,7 @@ TreeTrace tree_trace(unsigned block) {
 extern const Stage reduce0_stage = {
     .name = "reduce0",
     .kernel = "interleaved_divergent",
-    .idea = "a tree in shared memory, interleaved addressing, divergent branch",
+    .idea = "a tree in shared memory, interleaved addressing, the adding threads scattered over every warp",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
     .workspace_bytes = workspace_bytes,

@@ -376,14 +376,46 @@ std::string verify(const std::string& root, const std::string& path, const Link&
         const fs::path source = source_of(root, path, link.target);
         if (source.extension() != ".csv") {
             if (link.query.rfind("line: ", 0) != 0) return "a text source needs the query 'line: TEXT'";
-            const std::string needle = link.query.substr(6);
+            // "line: TEXT" names the line of the file that holds TEXT; "line: A >> B >> TEXT"
+            // the first line holding TEXT after the first line holding B after the first
+            // line holding A (sections of a log: the stage's block, then the kernel's line).
+            // Where several lines hold TEXT they must all show the number.
+            std::vector<std::string> path_parts;
+            std::string rest = link.query.substr(6);
+            for (std::size_t arrow; (arrow = rest.find(" >> ")) != std::string::npos;) {
+                path_parts.push_back(rest.substr(0, arrow));
+                rest = rest.substr(arrow + 4);
+            }
+            const std::string needle = rest;
             std::istringstream in(read(source));
+            std::vector<std::string> holding;
+            std::size_t reached = 0;  // section markers passed
+            for (std::string line; std::getline(in, line);) {
+                if (reached < path_parts.size()) {
+                    if (line.find(path_parts[reached]) != std::string::npos) ++reached;
+                    continue;
+                }
+                if (line.find(needle) != std::string::npos) {
+                    holding.push_back(line);
+                    if (!path_parts.empty()) break;
+                }
+            }
+            if (holding.empty()) {
+                return "no line of " + link.target + " holds '" + needle + "'" +
+                       (path_parts.empty() ? "" : " after '" + path_parts.back() + "'");
+            }
             const std::regex token("(^|[^0-9.,])" + std::regex_replace(shown.number, std::regex(R"([.+])"), R"(\$&)") +
                                    "($|[^0-9])");
-            for (std::string line; std::getline(in, line);) {
-                if (line.find(needle) != std::string::npos && std::regex_search(line, token)) return "";
+            const auto showing = std::count_if(holding.begin(), holding.end(),
+                                               [&](const std::string& l) { return std::regex_search(l, token); });
+            if (showing == 0) return "the line of " + link.target + " that holds '" + needle + "' does not show " + shown.number;
+            // Several lines may hold the needle where every one shows the number (a line the
+            // file repeats); where they differ, the figure could be any of them.
+            if (static_cast<std::size_t>(showing) < holding.size()) {
+                return std::to_string(holding.size()) + " lines of " + link.target + " hold '" + needle +
+                       "', and not all show " + shown.number + ": name one (more of the line, or 'line: AFTER >> TEXT')";
             }
-            return "no line of " + link.target + " holds both '" + needle + "' and " + shown.number;
+            return "";
         }
         const Value v = evaluate(table_of(source), link.query);
         const double k = scale(v.column, shown.unit);

@@ -20,8 +20,10 @@
 // A CSV query is FILTERS -> COLUMN[:AGGREGATE]: the rows whose columns equal the filters
 // (n also takes 2^K), the column's value, aggregated over repetitions (median, min, max,
 // or spread = median with its min-max). Terms combine with " / ", " * ", " + ", " - ", and
-// a term may be a plain number. A text query "line: S" means some line of the file holds
-// S and the figure's number. The figure's text is the value rounded to the decimals shown,
+// a term may be a plain number. A text query "line: S" names the lines of the file that
+// hold S, which must all show the figure's number (S may not name lines that disagree);
+// "line: A >> B >> S" names the first line holding S after the first line holding B after
+// the first holding A (a stage's section of a log, then its kernel's line). The figure's text is the value rounded to the decimals shown,
 // in the unit shown (us, ms, GB/s, TB/s, %, x; a _ms column converts to us). A computed
 // figure keeps its columns' unit: "A -> median_ms - B -> median_ms" shown in us is the
 // difference x1000 (write no "* 1000"), and so is a _ms column times or over a plain

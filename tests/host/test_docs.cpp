@@ -169,6 +169,16 @@ TEST(Docs, TheFigureCheckRejectsWrongFigures) {
     EXPECT_EQ(problems_in("[51.3 us][f1] and [51.3 us][f1]" + defined), 0u);      // one definition, two uses
     EXPECT_EQ(problems_in("[51.3 us][f2]" + defined), 2u);                         // undefined: not a figure; f1 unused
     EXPECT_EQ(problems_in("`shared[tid][k]` and a[i][j] are code, not figures"), 0u);
+    // A text figure names its line: where several lines hold the needle and they do not all
+    // show the number, the figure could be another stage's; "A >> B >> TEXT" names a section.
+    std::ofstream(root / "docs/results/q.txt") << "$ reduce0\n  kernel (1, 1, 1)\n    time us 3.42\n"
+                                                  "$ reduce1\n  kernel (1, 1, 1)\n    time us 2.94\n    same us 7.5\n    same us 7.5\n";
+    EXPECT_EQ(problems_in("[3.42 us](results/q.txt \"line: time\")"), 1u);                        // two lines, two values
+    EXPECT_EQ(problems_in("[3.42 us](results/q.txt \"line: reduce0 >> (1, 1, 1) >> time\")"), 0u);
+    EXPECT_EQ(problems_in("[2.94 us](results/q.txt \"line: reduce0 >> (1, 1, 1) >> time\")"), 1u);  // reduce0's line
+    EXPECT_EQ(problems_in("[2.94 us](results/q.txt \"line: reduce1 >> time\")"), 0u);
+    EXPECT_EQ(problems_in("[7.5 us](results/q.txt \"line: same\")"), 0u);                         // a repeated line
+    EXPECT_EQ(problems_in("[2.94 us](results/q.txt \"line: reduce2 >> time\")"), 1u);              // no such section
     // Excerpts: lines of their file, in its order, a left-out line marked by "...";
     // blank lines and SASS's encoding comments may be left out unmarked.
     std::ofstream(root / "docs/results/e.txt") << "alpha\nbeta\n\n        /* 0x000fe2 */\ngamma\ndelta\n";

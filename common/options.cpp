@@ -173,7 +173,8 @@ std::string usage_text(const ProgramSpec& spec) {
     std::ostringstream out;
     out << "usage: " << spec.name << " [options]\n"
         << spec.summary << "\n\n"
-        << "  --n N             elements to sum (default 2^26); a whole number or 2^K, at most 2^31 - 1\n"
+        << "  --n N             elements to sum (default 2^26); a whole number or 2^K, up to 2^40\n"
+        << "                    (as far as the GPU's memory allows)\n"
         << "  --type T          int | float | double (default float)\n"
         << "  --block B         threads per block, a power of two from " << spec.min_block << " to "
         << spec.max_block << " (default 256)\n"

@@ -4,7 +4,7 @@
 # and __syncwarp().
 #
 #   scripts/sass.sh reduce1                       # interleaved_convergent<int>, every block size
-#   scripts/sass.sh reduce0 'Select)1'            # the instantiation whose name contains this
+#   scripts/sass.sh reduce0 'interleaved_divergent<int, (Select)1>'   # the instantiation whose name contains this
 #   scripts/sass.sh reduce4 'LastWarp)0' --arch sm_90
 #
 # --arch picks one architecture's code where the build holds several (a build on a

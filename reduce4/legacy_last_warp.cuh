@@ -32,7 +32,7 @@ __device__ T legacy_last_warp_sum(T* shared, unsigned tid) {
         return v[tid];
     } else {
         // Without volatile the compiler may keep shared[tid] in a register and load the
-        // neighbors' slots before they were written: a wrong sum, lockstep or not.
+        // neighbors' slots before they were written: a wrong sum even in lockstep.
         shared[tid] += shared[tid + 32];
         shared[tid] += shared[tid + 16];
         shared[tid] += shared[tid + 8];

@@ -91,8 +91,9 @@ fi
 
 timeline=$results/small_inputs_timeline.txt
 # Nsight Systems' CLI, or the one Nsight Compute carries (the lent H100s have only that one).
-nsys=$(command -v nsys || ls /opt/nvidia/nsight-systems*/bin/nsys /usr/local/cuda/bin/nsys \
-           /opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys 2>/dev/null | head -1 || true)
+# shellcheck source=scripts/lib/nsys.sh
+source scripts/lib/nsys.sh
+nsys=$(find_nsys)
 # nsys_profile NAME ARGS...: build/NAME.nsys-rep from small_inputs ARGS. Where nsys leaves a
 # .qdstrm it could not import, its QdstrmImporter makes the report, with NSYS_EXTRA_LIBS on
 # the library path (see the header).
@@ -100,12 +101,7 @@ nsys_profile() {
     local name=$1; shift
     rm -f build/$name.nsys-rep build/$name.qdstrm
     "$nsys" profile --trace=cuda --force-overwrite=true --output build/$name "$small" "$@" >/dev/null 2>&1 || true
-    if [[ ! -f build/$name.nsys-rep && -f build/$name.qdstrm ]]; then
-        local importer
-        importer=$(ls "$(dirname "$nsys")"/../*/QdstrmImporter /opt/nvidia/nsight-*/*/host/*/QdstrmImporter 2>/dev/null | head -1 || true)
-        [[ -n $importer ]] && LD_LIBRARY_PATH=${NSYS_EXTRA_LIBS:+$NSYS_EXTRA_LIBS:}${LD_LIBRARY_PATH:-} \
-            "$importer" -i build/$name.qdstrm >build/${name}_import.log 2>&1 || true
-    fi
+    import_qdstrm "$nsys" build/$name
     return 0  # no report: the stats step below says so in the results file
 }
 if [[ -n $nsys ]]; then

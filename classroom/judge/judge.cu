@@ -34,7 +34,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -143,11 +142,15 @@ std::vector<std::string> worker_environment() {
     return env;
 }
 
+// One past the highest descriptor this process may hold (at most 65536).
+int descriptor_limit() {
+    rlimit limit{};
+    return getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? static_cast<int>(limit.rlim_cur) : 65536;
+}
+
 // Closes every descriptor from `first` on, in a child about to exec.
 void close_descriptors_from(int first) {
-    rlimit limit{};
-    const int most = getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < 65536 ? static_cast<int>(limit.rlim_cur) : 65536;
-    for (int fd = first; fd < most; ++fd) close(fd);
+    for (int fd = first, most = descriptor_limit(); fd < most; ++fd) close(fd);
 }
 
 // The text of an open file, read through its descriptor (not its path, which a student's
@@ -175,13 +178,20 @@ int create_fresh(const std::string& path, mode_t mode = 0644) {
 // the size of a file it writes (student_user.h, shared with the grader's steps).
 bool become(const passwd& user) { return student_user::become(user.pw_uid, user.pw_gid); }
 
+// The student's account, where the judge may act on its processes: `user` named, not
+// root, and the judge root; else null.
+const passwd* student_account(const std::string& user) {
+    const passwd* pw = user.empty() || geteuid() != 0 ? nullptr : getpwnam(user.c_str());
+    return pw && pw->pw_uid != 0 ? pw : nullptr;
+}
+
 // Every process of `user` (a student's process left running could still write the
 // sanitizer's log, which the sanitizer writes as that user), waited for until none is
 // alive: a killed process holds its GPU context until the driver has torn it down. Root
 // only; a no-op otherwise. A process that outlives SIGKILL makes the judging untrusted.
 void kill_every_process_of(const std::string& user) {
-    const passwd* pw = user.empty() || geteuid() != 0 ? nullptr : getpwnam(user.c_str());
-    if (!pw || pw->pw_uid == 0) return;
+    const passwd* pw = student_account(user);
+    if (!pw) return;
     const std::string problem = student_user::end_every_process_of(pw->pw_uid, pw->pw_gid);
     if (!problem.empty()) throw CouldNotGrade(problem);
 }
@@ -189,9 +199,8 @@ void kill_every_process_of(const std::string& user) {
 // The sanitizer's watch for a second process of the student's user (student_user.h), for
 // `user` (root only; a no-op otherwise).
 std::unique_ptr<student_user::SecondProcessWatch> watch_for_a_second_process(const std::string& user) {
-    const passwd* pw = user.empty() || geteuid() != 0 ? nullptr : getpwnam(user.c_str());
-    if (!pw || pw->pw_uid == 0) return nullptr;
-    return std::make_unique<student_user::SecondProcessWatch>(pw->pw_uid);
+    const passwd* pw = student_account(user);
+    return pw ? std::make_unique<student_user::SecondProcessWatch>(pw->pw_uid) : nullptr;
 }
 
 // This program's own path: it is also the step that drops to the student's user between
@@ -220,7 +229,7 @@ int exec_as(int argc, char** argv) {
     // a writable descriptor of root's log (the attack review6/15: a fake summary written
     // through it). Every regular file past stdout and stderr is closed; the sanitizer's own
     // channels to its target are pipes and sockets, and stay.
-    for (int fd = 3; fd < 1024; ++fd) {
+    for (int fd = 3, most = descriptor_limit(); fd < most; ++fd) {
         struct stat st {};
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) close(fd);
     }
@@ -738,7 +747,8 @@ struct Judge {
         constexpr std::size_t kMostLog = std::size_t{256} << 20;
         struct stat log_stat {};
         const bool log_whole = fstat(log_fd, &log_stat) == 0 && std::size_t(log_stat.st_size) <= kMostLog;
-        const std::string text = read_through(log_fd, kMostLog);
+        // As many bytes as the log holds (read_through sizes its buffer by its bound).
+        const std::string text = log_whole ? read_through(log_fd, std::size_t(log_stat.st_size)) : "";
         close(log_fd);
         const std::string summary_key = race ? "RACECHECK SUMMARY:" : "ERROR SUMMARY:";
         std::string summary;  // the last one, or the first that is not zero

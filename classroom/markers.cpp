@@ -14,18 +14,18 @@ const std::regex kClose(R"(^\s*// end solution\s*$)");
 // otherwise leave solution code in a student's copy.
 const std::regex kLooksLikeMarker(R"(^\s*// (solution|stub|end solution)\b.*$)");
 
+[[noreturn]] void fail(const std::string& path, std::size_t line, const std::string& what) {
+    throw MarkerError(path + ":" + std::to_string(line + 1) + ": " + what);
+}
+
+}  // namespace
+
 std::vector<std::string> split_lines(const std::string& text) {
     std::vector<std::string> lines;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
 }
-
-[[noreturn]] void fail(const std::string& path, std::size_t line, const std::string& what) {
-    throw MarkerError(path + ":" + std::to_string(line + 1) + ": " + what);
-}
-
-}  // namespace
 
 bool Region::prose() const {
     for (const std::string& line : reference) {

@@ -69,6 +69,9 @@ std::string render(const MarkedFile& file, Choose&& choose);
 // region: stubs that are comments).
 std::vector<std::string> check_stage_regions(const MarkedFile& file, int stage, const std::string& path);
 
+// The text's lines, without their newlines.
+std::vector<std::string> split_lines(const std::string& text);
+
 // "  code" -> "code"; the comparison form of a line for the leak check.
 std::string trimmed(const std::string& line);
 

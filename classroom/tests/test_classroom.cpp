@@ -954,13 +954,6 @@ ProcessResult classroom_tool(std::vector<std::string> args) {
     return classroom_command(args, 600);
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
-}
-
 TEST(Batch, RefusesToGradeUnisolatedUnlessTold) {
     std::string warning;
     // As root without --run-as, and without root at all: one student's code could reach the next's grading.
@@ -968,7 +961,7 @@ TEST(Batch, RefusesToGradeUnisolatedUnlessTold) {
         EXPECT_NE(isolation_refusal(root, "", false, warning).find("--run-as"), std::string::npos) << root;
         EXPECT_EQ(isolation_refusal(root, "", true, warning), "") << root;  // the risk accepted, and said
         EXPECT_NE(warning.find(root ? "as root" : "replace the grader's own programs"), std::string::npos) << warning;
-        EXPECT_EQ(lines_of(warning).size(), 1u);
+        EXPECT_EQ(split_lines(warning).size(), 1u);
     }
     EXPECT_EQ(isolation_refusal(true, "classroom-student", false, warning), "");
     EXPECT_EQ(warning, "");
@@ -1006,12 +999,12 @@ TEST(Batch, EachSubmissionGetsAFreshWorkFolderAndARowThatSaysItWasNotGraded) {
     }
     EXPECT_EQ(fs::status(out / "graded/trusted").permissions() & (fs::perms::group_all | fs::perms::others_all),
               fs::perms::none);
-    EXPECT_EQ(lines_of(read_file(out / "graded/scores.csv")),
+    EXPECT_EQ(split_lines(read_file(out / "graded/scores.csv")),
               (std::vector<std::string>{"name,score,max,exit_status", "alice,,,3", "bob,,,3", "carol,,,3"}));
 
     const ProcessResult usage = classroom_tool({"batch", "--autograder", (out / "handout/autograder").string()});
     EXPECT_EQ(usage.exit_code, 2);
-    EXPECT_EQ(lines_of(usage.output).size(), 1u) << usage.output;
+    EXPECT_EQ(split_lines(usage.output).size(), 1u) << usage.output;
 }
 
 // scores.csv from the grader's own results.json: a column per rubric part, named as the
@@ -1028,7 +1021,7 @@ TEST(Batch, ScoresCsvHasAColumnPerRubricPartAndNoScoreForAnUngradedRow) {
     EXPECT_EQ(alice.sheet.max_score, 30);
     BatchRow bob{"bob, the second", 3, alice.sheet};  // could not grade: its zeros are not a score
     BatchRow carol{"carol", -1, {}};                  // the grader crashed
-    EXPECT_EQ(lines_of(scores_csv({alice, bob, carol})),
+    EXPECT_EQ(split_lines(scores_csv({alice, bob, carol})),
               (std::vector<std::string>{
                   "name,score,max,exit_status,reduce4: build,reduce4: public cases,\"reduce4: hidden cases, int\"",
                   "alice,27.5,30,1,0,20,7.5", "\"bob, the second\",,,3,,,", "carol,,,-1,,,"}));
@@ -1042,7 +1035,7 @@ TEST(Selftest, WithoutAGpuSaysSoInOneLineAndExits3) {
     generate(kRepo, Assignment{4, 4}, out);
     const ProcessResult selftest = classroom_tool({"selftest", (out / "autograder").string()});
     EXPECT_EQ(selftest.exit_code, 3);
-    ASSERT_EQ(lines_of(selftest.output).size(), 1u) << selftest.output;
+    ASSERT_EQ(split_lines(selftest.output).size(), 1u) << selftest.output;
     EXPECT_NE(selftest.output.find("cannot self-test without a GPU"), std::string::npos) << selftest.output;
     EXPECT_EQ(selftest.output.find("passed"), std::string::npos);
 }

@@ -42,15 +42,9 @@ const fs::path kRepo = CLASSROOM_REPOSITORY;
 TEST(Fixtures, TheLastWarpFixturesChangeCodeNotComments) {
     const MarkedFile marked = parse_markers(read_file(kRepo / "reduce4/kernel.cu"), "reduce4/kernel.cu");
     const std::string reference = render(marked, [](int) { return RegionAs::Reference; });
-    auto lines_of = [](const std::string& text) {
-        std::vector<std::string> lines;
-        std::istringstream in(text);
-        for (std::string line; std::getline(in, line);) lines.push_back(line);
-        return lines;
-    };
     for (const auto& [name, fixture] : {std::pair{"racy", racy_last_warp(reference, kRepo)},
                                         std::pair{"shuffle", shuffle_last_warp(reference, kRepo)}}) {
-        const std::vector<std::string> before = lines_of(reference), after = lines_of(fixture);
+        const std::vector<std::string> before = split_lines(reference), after = split_lines(fixture);
         std::size_t first = 0;  // the first line that differs, from the top and from the bottom
         while (first < before.size() && first < after.size() && before[first] == after[first]) ++first;
         std::size_t tail = 0;

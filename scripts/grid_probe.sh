@@ -7,8 +7,8 @@
 #
 # PARTs and what they write into OUTDIR:
 #   probe   grid_layout.csv      the probe, int and float, n = 2^26, 2^28, 2^30 (PROBE_ARGS adds options)
-#   ncu     grid_layout_ncu.csv  one launch each of resident-stride, resident-contiguous, one-shot
-#                                and one-shot-512x3, int, n = 2^28 and 2^30: the metrics below
+#   ncu     grid_layout_ncu.csv  one launch each of resident-stride, -contiguous, -dynamic, one-shot,
+#                                one-shot-512x3, bulk-resident and bulk-one-shot, int, n = 2^28 and 2^30: the metrics below
 #           ncu_dram_metrics.txt the dram__ and fbpa__ metric names this GPU and ncu offer
 #                                (ncu --query-metrics), from which the row/page and turnaround
 #                                counters are picked
@@ -68,9 +68,9 @@ if wanted ncu; then
         tmp=$(mktemp -d)
         trap 'rm -rf "$tmp"' EXIT
         echo "layout,type,n,metric,unit,value" >"$csv"
-        declare -A kernel=([resident-stride]='^strided_tiles($|<)' [resident-contiguous]='^contiguous_tiles' [resident-dynamic]='^dynamic_tiles' [one-shot]='^strided_tiles($|<)' [one-shot-512x3]='^consecutive_vectors')
+        declare -A kernel=([resident-stride]='^strided_tiles($|<)' [resident-contiguous]='^contiguous_tiles' [resident-dynamic]='^dynamic_tiles' [one-shot]='^strided_tiles($|<)' [one-shot-512x3]='^consecutive_vectors' [bulk-resident]='^bulk_copied_tiles' [bulk-one-shot]='^bulk_copied_tiles')
         for k in 28 30; do
-            for layout in resident-stride resident-contiguous resident-dynamic one-shot one-shot-512x3; do
+            for layout in resident-stride resident-contiguous resident-dynamic one-shot one-shot-512x3 bulk-resident bulk-one-shot; do
                 metrics=$base$more
                 ok=0
                 # A metric this ncu does not know fails the whole profile: then retry with

@@ -25,6 +25,7 @@
 #   ncu       grid_layout_ncu.csv, ncu_dram_metrics.txt (scripts/grid_probe.sh ... ncu)
 #   trace     block_trace_resident-stride.csv, block_trace_one-shot.csv
 # Without network: carry build/public (ignored by git) with the working tree.
+# STEPS="build grid ..." runs only those steps (default: all, in the order above).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
 [[ $# -eq 1 ]] || { echo "usage: scripts/issue31_gpu.sh OUTDIR" >&2; exit 2; }
@@ -32,6 +33,8 @@ out=$1
 mkdir -p "$out"
 build=build/release
 summary=$out/summary.txt
+steps=" ${STEPS:-build grid sweep probe loads sass reduce7 peers public ncu trace} "
+want() { [[ $steps == *" $1 "* ]]; }
 : >"$summary"
 start_all=$SECONDS
 # step NAME COMMAND...: runs it with its output in OUTDIR/NAME.log, records ok/FAILED and the time.
@@ -127,19 +130,23 @@ do_peers() {
     python3 scripts/peers.py ${peak:+--peak-gbps "$peak"} >"$out/peers.csv"
 }
 
-step build do_build
-step grid do_grid
-step sweep env ITERS=100 scripts/loads_sweep.sh "$out" sweep
-step probe scripts/grid_probe.sh "$out" probe
-step loads do_loads
-if command -v cuobjdump >/dev/null; then step sass do_sass; else echo "sass     skipped: cuobjdump not found" | tee -a "$summary" >&2; fi
-step reduce7 do_reduce7
-step peers do_peers
-if [[ -f build/public/effective_reduction/kernel_9.cu && -f build/public/fast.cu/sum.cu ]]; then
-    step public scripts/public_kernels.sh build/public/effective_reduction build/public/fast.cu "$out"
-else
-    echo "public   skipped: build/public/ has no staged copies (scripts/public_kernels.sh --stage SIMVEIT_DIR FASTCU_DIR)" | tee -a "$summary" >&2
+want build && step build do_build
+want grid && step grid do_grid
+want sweep && step sweep env ITERS=100 scripts/loads_sweep.sh "$out" sweep
+want probe && step probe scripts/grid_probe.sh "$out" probe
+want loads && step loads do_loads
+if want sass; then
+    if command -v cuobjdump >/dev/null; then step sass do_sass; else echo "sass     skipped: cuobjdump not found" | tee -a "$summary" >&2; fi
 fi
-step ncu scripts/grid_probe.sh "$out" ncu
-step trace scripts/grid_probe.sh "$out" trace
+want reduce7 && step reduce7 do_reduce7
+want peers && step peers do_peers
+if want public; then
+    if [[ -f build/public/effective_reduction/kernel_9.cu && -f build/public/fast.cu/sum.cu ]]; then
+        step public scripts/public_kernels.sh build/public/effective_reduction build/public/fast.cu "$out"
+    else
+        echo "public   skipped: build/public/ has no staged copies (scripts/public_kernels.sh --stage SIMVEIT_DIR FASTCU_DIR)" | tee -a "$summary" >&2
+    fi
+fi
+want ncu && step ncu scripts/grid_probe.sh "$out" ncu
+want trace && step trace scripts/grid_probe.sh "$out" trace
 echo "total    $((SECONDS - start_all))s" | tee -a "$summary" >&2

@@ -21,6 +21,10 @@
 //   one-shot-512x3       512 threads, each 3 consecutive vectors (thread t reads vectors
 //                        3t .. 3t+2 of its block's chunk), one chunk per block: the shape
 //                        of simveit/effective_reduction's kernel_9, ~3,188 GB/s.
+//   bulk-resident        resident-stride's grid and tiles, but each tile brought into shared
+//                        memory by Hopper's bulk copy (cp.async.bulk, one request per tile,
+//                        2 tiles in flight per block) instead of 16-byte loads.
+//   bulk-one-shot        one-shot's grid and tiles, by the bulk copy.
 //   one-shot-waves-kK    one-shot's kernel with the grid capped to K x resident blocks
 //                        (K = 2, 4, 8), striding: where between resident and one-shot
 //                        the gain appears.
@@ -313,6 +317,69 @@ __global__ void consecutive_vectors(Args a, Finish finish) {
     finish_block<BLOCK>(sum, a, finish, start);
 }
 
+// Hopper's bulk copy (the Tensor Memory Accelerator's 1-D form, cp.async.bulk): instead of
+// 256 threads each asking for 16 bytes four times, thread 0 asks the copy engine for the
+// block's whole tile (16 KiB) into shared memory, and an mbarrier counts the bytes as they
+// land; then every thread adds its four vectors from shared memory. STAGES tiles are in
+// flight per block: while the block adds tile k, the engine fills tiles k+1 .. k+STAGES-1.
+// The grid is one of the layouts above (bulk-resident: grid-stride over tiles, 2 stages;
+// bulk-one-shot: one tile per block, 1 stage), so the tiles and bytes each block asks for
+// are those of resident-stride and one-shot. sm_90 and later only (the layouts are skipped
+// on older GPUs).
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+    return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+template <unsigned BLOCK, int STAGES, typename T>
+__global__ void bulk_copied_tiles(Args a, Finish finish) {
+    using V = typename Vector<T>::type;
+    constexpr std::size_t kTile = 4 * std::size_t(BLOCK);  // vectors: the same tiles as strided_tiles<BLOCK, 4>
+    __shared__ alignas(128) V staged[STAGES][kTile];
+    __shared__ alignas(8) unsigned long long landed[STAGES];  // one mbarrier per stage
+    const unsigned long long start = a.trace ? global_ns() : 0;
+    const auto* body = static_cast<const V*>(a.in);
+    T sum = leftover<T>(a);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    auto first_of = [&](std::size_t k) { return (blockIdx.x + k * std::size_t(gridDim.x)) * kTile; };  // this block's k-th tile
+    auto request = [&](std::size_t k) {  // thread 0: the engine copies tile k into stage k % STAGES
+        const std::size_t first = first_of(k);
+        if (first >= a.vectors) return;
+        const unsigned bytes = unsigned((a.vectors - first < kTile ? a.vectors - first : kTile) * sizeof(V));
+        const unsigned barrier = shared_address(&landed[k % STAGES]);
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                         shared_address(staged[k % STAGES])),
+                     "l"(body + first), "r"(bytes), "r"(barrier)
+                     : "memory");
+    };
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(shared_address(&landed[s])) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the engine sees the initialized barriers
+        for (int s = 0; s < STAGES; ++s) request(s);
+    }
+    __syncthreads();
+    for (std::size_t k = 0; first_of(k) < a.vectors; ++k) {
+        const unsigned barrier = shared_address(&landed[k % STAGES]), parity = unsigned(k / STAGES) & 1u;
+        for (unsigned done = 0; !done;) {
+            asm volatile("{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n}"
+                         : "=r"(done)
+                         : "r"(barrier), "r"(parity)
+                         : "memory");
+        }
+        const std::size_t count = (a.vectors - first_of(k) < kTile ? a.vectors - first_of(k) : kTile);
+        const V* tile = staged[k % STAGES];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const std::size_t at = threadIdx.x + std::size_t(j) * BLOCK;
+            if (at < count) sum = add_lanes<T>(sum, tile[at]);
+        }
+        __syncthreads();  // every thread has read this stage before the engine refills it
+        if (threadIdx.x == 0) request(k + STAGES);
+    }
+#endif
+    finish_block<BLOCK>(sum, a, finish, start);
+}
+
 // The deterministic finish's second launch: one block adds the partials in a fixed order.
 template <typename T>
 __global__ void sum_partials(const T* partials, unsigned count, T* out) {
@@ -336,6 +403,7 @@ struct Layout {
     bool atomic_float = false;
     bool traced = false;  // --trace-blocks records this one
     bool dynamic = false;  // takes its tiles from a counter (resident-dynamic)
+    bool bulk_copy = false;  // Hopper's cp.async.bulk: sm_90 and later
 };
 
 template <typename T>
@@ -347,6 +415,8 @@ std::vector<Layout> layouts(bool with_loads) {
         {"resident-dynamic", dynamic_tiles<256, 4, T>, 256, kTile, Layout::Resident, 0, false, true, true},
         {"one-shot", strided_tiles<256, 4, T>, 256, kTile, Layout::OneShot, 0, false, true},
         {"one-shot-512x3", consecutive_vectors<512, 3, T>, 512, 3 * 512, Layout::OneShot},
+        {"bulk-resident", bulk_copied_tiles<256, 2, T>, 256, kTile, Layout::Resident, 0, false, false, false, true},
+        {"bulk-one-shot", bulk_copied_tiles<256, 1, T>, 256, kTile, Layout::OneShot, 0, false, false, false, true},
     };
     for (int k : {2, 4, 8}) {
         list.push_back({"one-shot-waves-k" + std::to_string(k), strided_tiles<256, 4, T>, 256, kTile, Layout::Waves, k});
@@ -711,6 +781,10 @@ void probe_type(const char* type, const Setup& setup) {
         CUDA_CHECK(cudaDeviceSynchronize());
         for (const Layout& layout : all) {
             if (!wanted(o, layout.label)) continue;
+            if (layout.bulk_copy && setup.device.cc_major < 9) {
+                std::fprintf(stderr, "grid_layout_probe: %s skipped: the bulk copy needs sm_90 or later\n", layout.label.c_str());
+                continue;
+            }
             LayoutRun<T> run(layout, setup, input, exact);
             // On stderr, so that stdout stays one CSV table after its '#' header lines.
             std::fprintf(stderr, "grid_layout_probe: %s %s n=%zu: %u blocks of %u threads, %d registers per thread, %d blocks per SM\n", type,

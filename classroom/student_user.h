@@ -49,8 +49,11 @@ inline bool become(uid_t uid, gid_t gid, rlim_t tasks = kTasks) {
            setgroups(0, nullptr) == 0 && setgid(gid) == 0 && setuid(uid) == 0 && getuid() == uid;
 }
 
-// How many processes of `uid` are alive (a zombie holds nothing, and does not count),
-// calling found(pid) for each; -1 when /proc cannot be read.
+// How many processes of `uid` are alive, calling found(pid) for each; -1 when /proc cannot
+// be read. A zombie holds nothing and does not count, unless other threads of it still run:
+// a process whose first thread ends with the bare exit system call reads "Z (zombie)" while
+// its other threads go on (review7/16 hid a live process from the sanitizer's watch so), so
+// a zombie with more than one thread counts as alive.
 template <typename Found>
 inline int each_process_of(uid_t uid, Found&& found) {
     int alive = 0;
@@ -65,13 +68,15 @@ inline int each_process_of(uid_t uid, Found&& found) {
         if (!status) continue;  // it ended while we looked
         char line[256];
         bool zombie = false, ours = false;
+        int threads = 1;
         while (std::fgets(line, sizeof line, status)) {
             unsigned real = 0;
             if (std::strncmp(line, "State:", 6) == 0) zombie = std::strchr(line, 'Z') != nullptr;
             if (std::sscanf(line, "Uid: %u", &real) == 1) ours = real == uid;
+            std::sscanf(line, "Threads: %d", &threads);
         }
         std::fclose(status);
-        if (ours && !zombie) {
+        if (ours && (!zombie || threads > 1)) {
             ++alive;
             found(pid);
         }

@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -16,6 +18,7 @@
 #include <sys/wait.h>
 #include <pwd.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "assignment.h"
@@ -686,6 +689,42 @@ TEST(Process, TheSanitizersWatchSeesASecondProcessOfTheUser) {
         const std::string seen = watch.stop();
         EXPECT_NE(seen.find("2 processes of the student's user at once"), std::string::npos) << seen;
     }
+}
+
+// A process whose first thread ends with the bare exit system call reads "Z (zombie)" in
+// /proc while its other threads run on: review7/16 hid the sanitizer's target so, and forked
+// an uninstrumented child from its second thread that the watch took for the only process.
+// Such a zombie counts as alive, and the watch sees the two.
+TEST(Process, AZombieWhoseOtherThreadsRunCountsAsAlive) {
+    if (geteuid() != 0 || !getpwnam("nobody")) GTEST_SKIP() << "needs root and a user 'nobody' to run a step as";
+    ASSERT_EQ(student_user::processes_of(65534), 0) << "a process of nobody is already running";
+    student_user::SecondProcessWatch watch(65534);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        if (!student_user::become(65534, 65534)) _exit(1);
+        pthread_t thread;
+        auto second = [](void*) -> void* {
+            usleep(200000);  // the first thread has long ended: the process reads as a zombie
+            if (fork() == 0) {
+                usleep(100000);
+                _exit(0);
+            }
+            usleep(300000);
+            syscall(SYS_exit_group, 0);
+            return nullptr;
+        };
+        if (pthread_create(&thread, nullptr, second, nullptr) != 0) _exit(1);
+        syscall(SYS_exit, 0);  // this thread only
+    }
+    usleep(100000);
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    const std::string text((std::istreambuf_iterator<char>(status)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("State:\tZ"), std::string::npos) << "the leader should read as a zombie now:\n" << text;
+    EXPECT_EQ(student_user::processes_of(65534), 1) << "a zombie whose second thread runs is alive";
+    int code = 0;
+    waitpid(pid, &code, 0);
+    const std::string seen = watch.stop();
+    EXPECT_NE(seen.find("2 processes of the student's user at once"), std::string::npos) << seen;
 }
 
 // The sanitizer opens its log without close-on-exec, so its target would hold a writable

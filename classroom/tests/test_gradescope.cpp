@@ -139,12 +139,16 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                       "                    std::fputs(\"========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\\n\", f);\n"
                       "                    std::fclose(f);\n                }\n            }\n"
                       "            usleep(100000);\n        }\n        std::_Exit(0);\n    }\n    return 0;\n}();"),
-         double(all - Rubric::kRacecheck), "RACECHECK SUMMARY", check_off},
-        // Its thread still launches kernels while the worker exits, which under memcheck may
-        // end the process with an error (exit 11 at f21c944): memcheck's points are then its
-        // own loss. What it must never gain is the performance points.
+         // Its rewriter is a second process of the student's during both sanitizer runs:
+         // both steps fail for it (racecheck's is deserved anyway), 85 at 5b38d0b.
+         double(all - Rubric::kRacecheck - Rubric::kMemcheck), "processes of the student's user at once", check_off},
+        // Its thread still launches kernels while the worker exits, which under a sanitizer
+        // may crash the process (exit 11 in libcudart: memcheck at f21c944, racecheck and
+        // memcheck at 5b38d0b, docs/results/grading/gradescope_5b38d0b/): those points are
+        // then its own loss. What it must never gain is the performance points.
         {"unchecked-sabotage-thread", sabotage(previous, 4, "thread"), double(all - Rubric::kPerformance),
-         "the previous stage's", check_off, {}, double(all - Rubric::kPerformance - Rubric::kMemcheck)},
+         "the previous stage's", check_off, {},
+         double(all - Rubric::kPerformance - Rubric::kMemcheck - Rubric::kRacecheck)},
         {"unchecked-sabotage-daemon", sabotage(previous, 4, "daemon"), double(all - Rubric::kPerformance),
          "the previous stage's", check_off},
         // The input is the judge's: a launcher that writes into it fails.

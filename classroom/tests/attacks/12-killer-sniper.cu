@@ -227,19 +227,7 @@ __global__ void unroll_last_warp(const T* in, std::size_t n, T* block_sums) {
 // ---------------------------------------------------------------- launcher
 constexpr unsigned kInputsPerThread = 2;
 
-// --last-warp, this stage's labelled variant (common/variant.h): a result is labelled
-// "last-warp=legacy-plain". --variants leaves it at the choice given: the legacy modes
-// are races, whose wrong sums would fail the run.
-constexpr std::string_view kLastWarpChoices[] = {"syncwarp", "legacy-volatile", "legacy-plain"};  // LastWarp's order
-constexpr Variant kLastWarp = {
-    .name = "last-warp",
-    .value_name = "M",
-    .choices = kLastWarpChoices,
-    .help = "syncwarp (default) | legacy-volatile | legacy-plain;\n"
-            "the legacy modes are the pre-Volta code, racy on Volta and later",
-    .timed_by_variants = false,
-};
-constexpr Variant kVariants[] = {kLastWarp};
+// (--last-warp's declarations, kLastWarp and kVariants, are in legacy_last_warp.cuh since 39b7372.)
 
 template <typename T>
 void unroll_last_warp_sum(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config,

@@ -21,9 +21,11 @@
 //   one-shot-512x3       512 threads, each 3 consecutive vectors (thread t reads vectors
 //                        3t .. 3t+2 of its block's chunk), one chunk per block: the shape
 //                        of simveit/effective_reduction's kernel_9, ~3,188 GB/s.
-//   bulk-resident        resident-stride's grid and tiles, but each tile brought into shared
-//                        memory by Hopper's bulk copy (cp.async.bulk, one request per tile,
-//                        2 tiles in flight per block) instead of 16-byte loads.
+//   bulk-resident        resident-stride's tiles and grid stride, but each tile brought into
+//                        shared memory by Hopper's bulk copy (cp.async.bulk, one request per
+//                        tile, 2 tiles in flight per block) instead of 16-byte loads; its
+//                        32 KiB of shared memory a block leave fewer blocks resident (792
+//                        on the H100, against 1,056).
 //   bulk-one-shot        one-shot's grid and tiles, by the bulk copy.
 //   one-shot-waves-kK    one-shot's kernel with the grid capped to K x resident blocks
 //                        (K = 2, 4, 8), striding: where between resident and one-shot
@@ -322,9 +324,9 @@ __global__ void consecutive_vectors(Args a, Finish finish) {
 // block's whole tile (16 KiB) into shared memory, and an mbarrier counts the bytes as they
 // land; then every thread adds its four vectors from shared memory. STAGES tiles are in
 // flight per block: while the block adds tile k, the engine fills tiles k+1 .. k+STAGES-1.
-// The grid is one of the layouts above (bulk-resident: grid-stride over tiles, 2 stages;
-// bulk-one-shot: one tile per block, 1 stage), so the tiles and bytes each block asks for
-// are those of resident-stride and one-shot. sm_90 and later only (the layouts are skipped
+// The grid is one of the layouts above (bulk-resident: grid-stride over tiles, 2 stages,
+// as many blocks as its shared memory lets fit; bulk-one-shot: one tile per block, 1
+// stage), so each block asks for the tiles of resident-stride or one-shot. sm_90 and later only (the layouts are skipped
 // on older GPUs).
 __device__ __forceinline__ unsigned shared_address(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));

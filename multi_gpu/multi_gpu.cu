@@ -17,6 +17,8 @@
 #include "stages.h"
 #include "stats.h"
 
+extern const Stage reduce7_stage;  // each GPU sums its shard with reduce7 (reduce7/kernel.cu)
+
 namespace {
 
 // Before each run the result is overwritten with bytes 0x7F, a value no sum of these inputs

@@ -85,7 +85,7 @@ TreeTrace tree_trace(unsigned block) {
 
 }  // namespace
 
-// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+// The stage's record: `extern` because the runner and the tests find it by name (common/stage_list.cu.in).
 extern const Stage reduce0_stage = {
     .name = "reduce0",
     .kernel = "interleaved_divergent",

@@ -1,5 +1,6 @@
 // reduce0: checks, times and prints this stage (see kernel.cu; the harness is in common/).
 #include "stage_main.h"
-#include "stages.h"
+
+extern const Stage reduce0_stage;  // defined at the bottom of kernel.cu
 
 int main(int argc, char** argv) { return stage_main(argc, argv, reduce0_stage); }

@@ -105,7 +105,7 @@ std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConf
 
 }  // namespace
 
-// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+// The stage's record: `extern` because the runner and the tests find it by name (common/stage_list.cu.in).
 extern const Stage reduce4_stage = {
     .name = "reduce4",
     .kernel = "unroll_last_warp",

@@ -116,7 +116,7 @@ std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConf
 
 }  // namespace
 
-// The stage's record: `extern` because the runner and the tests find it by name (common/stages.h).
+// The stage's record: `extern` because the runner and the tests find it by name (common/stage_list.cu.in).
 extern const Stage reduce6_stage = {
     .name = "reduce6",
     .kernel = "grid_stride",

@@ -1,6 +1,7 @@
 // reduce7: checks, times and prints this stage (see kernel.cu; the harness is in common/),
 // next to CUB's DeviceReduce::Sum and a device-to-device copy measured in the same run.
 #include "stage_main.h"
-#include "stages.h"
+
+extern const Stage reduce7_stage;  // defined at the bottom of kernel.cu
 
 int main(int argc, char** argv) { return stage_main(argc, argv, reduce7_stage, /*with_yardsticks=*/true); }

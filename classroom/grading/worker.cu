@@ -21,7 +21,9 @@
 
 #include "device_buffer.h"
 #include "protocol.h"
-#include "stages.h"
+#include "stage.h"
+
+extern const Stage WORKER_STAGE;  // the graded stage, defined in its kernel.cu (CMake names it)
 
 namespace {
 

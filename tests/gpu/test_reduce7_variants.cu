@@ -9,6 +9,8 @@
 #include "gpu_test.h"
 #include "stages.h"
 
+extern const Stage reduce7_stage;  // defined in reduce7/kernel.cu
+
 namespace {
 
 // reduce7's declaration of a labelled variant (reduce7/kernel.cu), for its choices and defaults.

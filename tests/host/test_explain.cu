@@ -12,6 +12,10 @@
 #include "input.h"
 #include "stages.h"
 
+extern const Stage reduce1_stage;  // the stages whose trees these tests replay (defined in their kernel.cu)
+extern const Stage reduce2_stage;  // the stages whose trees these tests replay (defined in their kernel.cu)
+extern const Stage reduce3_stage;  // the stages whose trees these tests replay (defined in their kernel.cu)
+
 namespace {
 
 std::vector<unsigned> column(const TreeStats& stats, unsigned StepStats::*member) {

@@ -6,7 +6,9 @@
 //   build/release/bin/reduce_all --sweep 2^10:2^28 --csv > sweep.csv
 //   build/release/bin/reduce_all --op argmax --type half   # another operator, beside CUB's
 #include <algorithm>
+#include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "stage_main.h"
 #include "stages.h"
@@ -18,6 +20,17 @@
 // ops/ in the tree, ops/ops_entry.cpp is linked in and hands such a command line to reduce_ops,
 // reduce7's kernel for that operator beside CUB's, from the same bin/.
 int main(int argc, char** argv) {
+    // --list-stages: the lesson stages this build has (the reduceN folders CMake found),
+    // one a line, for scripts; no GPU needed.
+    for (int i = 1; i < argc; ++i) {
+        if (std::string_view(argv[i]) != "--list-stages") continue;
+        if (argc != 2) {
+            std::fprintf(stderr, "reduce_all: --list-stages takes no other option\n");
+            return 2;
+        }
+        for (const Stage* stage : all_stages()) std::printf("%s\n", stage->name);
+        return 0;
+    }
     Program program;
     program.stages = all_stages();
 #ifdef REDUCTION_HAVE_LIBRARY_STAGES
@@ -40,5 +53,6 @@ int main(int argc, char** argv) {
     program.spec.stage_variants = stage_variants(program.stages);  // each stage's own options
     program.spec.block_owner = narrower.empty() ? "every stage" : "every stage (" + narrower + " narrow the range)";
     program.spec.sweep = true;
+    program.spec.more_options = "  --list-stages     alone: print the stages this build has, one a line, and exit (no GPU needed)\n";
     return run_program(argc, argv, program);
 }

@@ -115,7 +115,8 @@ fi
 if wanted profiles; then
     if command -v ncu >/dev/null; then
         rm -f "$out/profiles.csv"
-        for stage in reduce1 reduce2 reduce3 reduce4 reduce5 reduce6 reduce7; do
+        # Every stage after the baseline (profile.sh sets each beside the one before it).
+        for stage in $($bin/reduce_all --list-stages | tail -n +2); do
             run scripts/profile.sh $stage
             echo
             csv_into "$out/profiles.csv" scripts/profile.sh $stage --csv
@@ -177,7 +178,7 @@ if wanted launches; then
     if command -v ncu >/dev/null; then
         # Each stage's runs sit in an NVTX range "<stage> <kernel> ..." (common/timing.h);
         # ncu lists every kernel launched inside it, in order: the L2 flush, then the stage's.
-        for stage in reduce0 reduce1 reduce2 reduce3 reduce4 reduce5 reduce6 reduce7 cub; do
+        for stage in $($bin/reduce_all --list-stages) cub; do
             echo "\$ ncu --clock-control none --nvtx --nvtx-include 'regex:^$stage .*/' --metrics gpu__time_duration.sum" \
                 "$bin/reduce_all --n 2^24 --type int --iters 1 --warmup 0"
             ncu --clock-control none --nvtx --nvtx-include "regex:^$stage .*/" --metrics gpu__time_duration.sum \

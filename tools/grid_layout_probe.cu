@@ -326,8 +326,8 @@ __global__ void consecutive_vectors(Args a, Finish finish) {
 // flight per block: while the block adds tile k, the engine fills tiles k+1 .. k+STAGES-1.
 // The grid is one of the layouts above (bulk-resident: grid-stride over tiles, 2 stages,
 // as many blocks as its shared memory lets fit; bulk-one-shot: one tile per block, 1
-// stage), so each block asks for the tiles of resident-stride or one-shot. sm_90 and later only (the layouts are skipped
-// on older GPUs).
+// stage), so each block asks for the tiles of resident-stride or one-shot. sm_90 and later
+// only (the layouts are skipped on older GPUs).
 __device__ __forceinline__ unsigned shared_address(const void* p) {
     return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
@@ -343,10 +343,13 @@ __global__ void bulk_copied_tiles(Args a, Finish finish) {
     T sum = leftover<T>(a);
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     auto first_of = [&](std::size_t k) { return (blockIdx.x + k * std::size_t(gridDim.x)) * kTile; };  // this block's k-th tile
+    auto vectors_in = [&](std::size_t first) {  // a whole tile, or the input's last, partial one
+        return a.vectors - first < kTile ? a.vectors - first : kTile;
+    };
     auto request = [&](std::size_t k) {  // thread 0: the engine copies tile k into stage k % STAGES
         const std::size_t first = first_of(k);
         if (first >= a.vectors) return;
-        const unsigned bytes = unsigned((a.vectors - first < kTile ? a.vectors - first : kTile) * sizeof(V));
+        const unsigned bytes = unsigned(vectors_in(first) * sizeof(V));
         const unsigned barrier = shared_address(&landed[k % STAGES]);
         asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(barrier), "r"(bytes) : "memory");
         asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
@@ -368,7 +371,7 @@ __global__ void bulk_copied_tiles(Args a, Finish finish) {
                          : "r"(barrier), "r"(parity)
                          : "memory");
         }
-        const std::size_t count = (a.vectors - first_of(k) < kTile ? a.vectors - first_of(k) : kTile);
+        const std::size_t count = vectors_in(first_of(k));
         const V* tile = staged[k % STAGES];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {

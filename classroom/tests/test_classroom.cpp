@@ -6,8 +6,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -717,8 +715,7 @@ TEST(Process, AZombieWhoseOtherThreadsRunCountsAsAlive) {
         syscall(SYS_exit, 0);  // this thread only
     }
     usleep(100000);
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    const std::string text((std::istreambuf_iterator<char>(status)), std::istreambuf_iterator<char>());
+    const std::string text = read_file("/proc/" + std::to_string(pid) + "/status");
     EXPECT_NE(text.find("State:\tZ"), std::string::npos) << "the leader should read as a zombie now:\n" << text;
     EXPECT_EQ(student_user::processes_of(65534), 1) << "a zombie whose second thread runs is alive";
     int code = 0;

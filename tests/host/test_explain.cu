@@ -12,9 +12,10 @@
 #include "input.h"
 #include "stages.h"
 
-extern const Stage reduce1_stage;  // the stages whose trees these tests replay (defined in their kernel.cu)
-extern const Stage reduce2_stage;  // the stages whose trees these tests replay (defined in their kernel.cu)
-extern const Stage reduce3_stage;  // the stages whose trees these tests replay (defined in their kernel.cu)
+// The stages whose trees these tests replay, each defined in its kernel.cu.
+extern const Stage reduce1_stage;
+extern const Stage reduce2_stage;
+extern const Stage reduce3_stage;
 
 namespace {
 

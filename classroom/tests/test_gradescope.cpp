@@ -149,8 +149,12 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
         {"unchecked-sabotage-thread", sabotage(previous, 4, "thread"), double(all - Rubric::kPerformance),
          "the previous stage's", check_off, {},
          double(all - Rubric::kPerformance - Rubric::kMemcheck - Rubric::kRacecheck)},
-        {"unchecked-sabotage-daemon", sabotage(previous, 4, "daemon"), double(all - Rubric::kPerformance),
-         "the previous stage's", check_off},
+        // Its daemon is a second process of the student's during both sanitizer runs: both
+        // steps fail for it, as for the log rewriter (60 at 8551ea8,
+        // docs/results/grading/gradescope_8551ea8/). No performance points either way.
+        {"unchecked-sabotage-daemon", sabotage(previous, 4, "daemon"),
+         double(all - Rubric::kPerformance - Rubric::kRacecheck - Rubric::kMemcheck),
+         "processes of the student's user at once", check_off},
         // The input is the judge's: a launcher that writes into it fails.
         {"writes-into-input",
          with_launcher(reference, 4, "scribbling_sum",

@@ -17,13 +17,17 @@
 //
 // solution (assignment 7): the idea, in the header (the sentences that give the answer)
 // The loads go in tiles: at each step a block reads kLoadsInFlight (4) x BLOCK contiguous
-// vectors, every thread issuing all its loads before adding any. The grid is fixed, as in
-// reduce6, but never larger than the number of tiles the input fills (the last one
-// possibly in part), so a small input gets few blocks and a cheap finish.
+// vectors, every thread issuing all its loads before adding any. The grid is never larger
+// than the number of tiles the input fills (the last one possibly in part), so a small
+// input gets few blocks and a cheap finish. Past that, the finish picks the grid: with the
+// atomic one every tile gets its own block (a block costs one atomic, however many there
+// are); the finishes that add the blocks' partials keep reduce6's fixed grid.
 // stub: // The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors, one tile per block per
-// stub: // step, every thread issuing all its loads before adding any. The grid is fixed, as in
-// stub: // reduce6, but never larger than the number of tiles the input fills (the last one
-// stub: // possibly in part), so a small input gets few blocks and a cheap finish.
+// stub: // step, every thread issuing all its loads before adding any. The grid is never larger
+// stub: // than the number of tiles the input fills (the last one possibly in part), so a small
+// stub: // input gets few blocks and a cheap finish. Past that, the finish picks the grid: with
+// stub: // the atomic one every tile gets its own block (a block costs one atomic, however many
+// stub: // there are); the finishes that add the blocks' partials keep reduce6's fixed grid.
 // end solution
 //
 // Its labelled variants (variants.cuh: --vec, --finish, --loads, --grid) are the experiments
@@ -168,9 +172,14 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
     dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
         const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
         if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
-        // A fixed grid, as in reduce6, but no more blocks than tiles of work (the last one partial).
+        // The grid: never more blocks than tiles of work (the last one partial). The atomic
+        // finish gives each tile its own block, and the block scheduler starts the next one
+        // wherever a slot frees; a finish that adds partials keeps reduce6's fixed grid, one
+        // partial per block that fits at once (what each costs: docs/07-shuffles-vectors.md).
         const std::size_t tiles = ceil_div(n, std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK);
-        const unsigned blocks = grid_blocks<T>(config, tiles, [&] { return resident_blocks(kernel, BLOCK, 0); });
+        const bool one_block_per_tile = finish == Finish::Atomic;  // --grid overrides it (variants.cuh)
+        const unsigned blocks =
+            grid_blocks<T>(config, one_block_per_tile, tiles, [&] { return resident_blocks(kernel, BLOCK, 0); });
         if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
         kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
         CUDA_CHECK_LAUNCH();

@@ -1,7 +1,8 @@
 // reduce7's labelled variants, the experiments of docs/07-shuffles-vectors.md that show
 // what each of its ideas is worth, kept apart from the lesson: --vec (the load's width),
 // --finish (how the blocks' sums become one), --loads (how many 16-byte loads each
-// thread issues before it adds any) and --grid (a resident grid or one block per tile).
+// thread issues before it adds any) and --grid (the launcher's choice, a resident grid or
+// one block per tile).
 // Also the finishes' names (enum Finish) and the vector types (Vector, add_lanes).
 //
 // ops/reduce_op.cuh repeats kernel.cu's tile loop and last-block finish for any operator
@@ -151,29 +152,34 @@ void dispatch_loads_in_flight(int loads, F&& f) {
                                 "-byte vectors given)");
 }
 
-// --grid: how many blocks, and how the tiles are shared among them. resident (the default,
-// as reduce6): no more blocks than fit on the GPU at once, each striding over the tiles;
-// one-shot: one block per tile, each reading its tile once, the hardware's block scheduler
-// handing the next block to whichever SM frees a slot first. Labelled "grid=one-shot" when
-// chosen; --variants leaves it at the choice given. docs/results/grid_layout/ (issue 31)
-// measures the two layouts with this loop body in tools/grid_layout_probe.cu.
-enum class Grid { Resident, OneShot };
-constexpr std::string_view kGridChoices[] = {"resident", "one-shot"};  // in the order of enum Grid
+// --grid: how many blocks, and how the tiles are shared among them. by-finish (the
+// default): the launcher's choice, one-shot with the atomic finish and resident with the
+// others (kernel.cu says why). resident: no more blocks than fit on the GPU at once, each
+// striding over the tiles, as reduce6. one-shot: one block per tile, each reading its tile
+// once, the hardware's block scheduler starting the next block wherever a slot frees.
+// Labelled "grid=..." when not the default; --variants leaves it at the choice given.
+// docs/results/grid_layout_b5ea0bc/ (issue 31) measures the layouts, with this loop body in
+// tools/grid_layout_probe.cu and as reduce7 --grid under each finish.
+enum class Grid { ByFinish, Resident, OneShot };
+constexpr std::string_view kGridChoices[] = {"by-finish", "resident", "one-shot"};  // in the order of enum Grid
 constexpr Variant kGrid = {
     .name = "grid",
     .value_name = "G",
     .choices = kGridChoices,
-    .help = "resident (default: no more blocks than fit at once, each striding\n"
-            "over the tiles) | one-shot (one block per tile)",
+    .help = "by-finish | resident | one-shot (default by-finish: one-shot with\n"
+            "--finish atomic, resident with the others; resident: no more blocks\n"
+            "than fit at once, each striding over the tiles; one-shot: one block per tile)",
     .timed_by_variants = false,
 };
 
-// The grid for `tiles` tiles of work under --grid; `resident` gives the number of blocks
-// that fit on the GPU at once (asked only when needed).
+// The grid for `tiles` tiles of work: one block per tile where the launcher asks for it
+// (`one_block_per_tile`) or --grid one-shot does, else no more blocks than `resident()`, the
+// number that fit on the GPU at once (asked only when needed).
 template <typename T, typename Resident>
-unsigned grid_blocks(const RunConfig& config, std::size_t tiles, Resident&& resident) {
-    if (chosen_as<Grid, T>(kGrid, config) == Grid::OneShot) {
-        if (tiles > 0x7fffffffu) throw std::invalid_argument("--grid one-shot: more than 2^31 - 1 blocks");
+unsigned grid_blocks(const RunConfig& config, bool one_block_per_tile, std::size_t tiles, Resident&& resident) {
+    const Grid grid = chosen_as<Grid, T>(kGrid, config);
+    if (grid == Grid::OneShot || (grid == Grid::ByFinish && one_block_per_tile)) {
+        if (tiles > 0x7fffffffu) throw std::invalid_argument("a one-shot grid of more than 2^31 - 1 blocks");
         return static_cast<unsigned>(tiles);
     }
     return static_cast<unsigned>(std::min<std::size_t>(tiles, resident()));

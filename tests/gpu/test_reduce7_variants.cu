@@ -1,6 +1,7 @@
 // reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block|pdl) at every size and
 // block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
-// boundary; and --loads 1|2|4|8|16 at the default width and finish.
+// boundary; --loads 1|2|4|8|16 at the default width and finish; and --grid resident|one-shot
+// under every finish (the default picks one of the two by the finish).
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -29,6 +30,7 @@ struct VariantCase {
     std::size_t n;
     std::size_t offset;  // elements past a 16-byte aligned address
     std::string loads = "4";  // vector loads in flight per thread
+    std::string grid = "";    // --grid; "": the default, by the finish
 };
 
 std::vector<VariantCase> variant_cases(bool misaligned) {
@@ -62,7 +64,7 @@ std::string case_name(const testing::TestParamInfo<VariantCase>& info) {
     }
     return std::string(type_name(c.type)) + "_vec" + std::to_string(c.vec) + "_" + finish + "_block" +
            std::to_string(c.block) + "_n" + std::to_string(c.n) + "_offset" + std::to_string(c.offset) +
-           (c.loads == "4" ? "" : "_loads" + c.loads);
+           (c.loads == "4" ? "" : "_loads" + c.loads) + (c.grid.empty() ? "" : "_grid_" + c.grid);
 }
 
 template <typename T>
@@ -70,6 +72,7 @@ void expect_exact(const VariantCase& c) {
     RunConfig config;
     config.block = c.block;
     config.variants = {{"vec", std::to_string(c.vec)}, {"finish", c.finish}, {"loads", c.loads}};
+    if (!c.grid.empty()) config.variants["grid"] = c.grid;
     const TestInput<T> input = test_input<T>(c.n, c.offset);
     ASSERT_EQ(reinterpret_cast<std::uintptr_t>(input.values) % 16, c.offset * sizeof(T) % 16);
     for (const SumCheck& check : run_stage_twice(reduce7_stage, config, input, c.n)) {
@@ -108,5 +111,27 @@ std::vector<VariantCase> loads_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reduce7Loads, Reduce7Variant, testing::ValuesIn(loads_cases()), case_name);
+
+// --grid resident and one-shot named, under every finish, at the default width, at blocks
+// 32 and 256: the two grids differ from (1 << 24) + 3 up, where the tiles outnumber the
+// blocks that fit at once (a resident grid strides; a one-shot one has a block per tile).
+std::vector<VariantCase> grid_cases() {
+    std::vector<VariantCase> cases;
+    for (ValueType type : {ValueType::Int32, ValueType::Float32, ValueType::Float64}) {
+        const int vec = static_cast<int>(16 / type_size(type));
+        for (std::string_view finish : reduce7_variant("finish").choices) {
+            for (std::string_view grid : {"resident", "one-shot"}) {
+                for (int block : {32, 256}) {
+                    for (std::size_t n : test_sizes()) {
+                        cases.push_back({type, vec, std::string(finish), block, n, n % 3, "4", std::string(grid)});
+                    }
+                }
+            }
+        }
+    }
+    return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Reduce7Grid, Reduce7Variant, testing::ValuesIn(grid_cases()), case_name);
 
 }  // namespace

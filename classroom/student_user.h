@@ -162,7 +162,9 @@ inline bool task_slots_free(uid_t uid, gid_t gid, rlim_t wanted = kTasksAGrading
 // without that environment is not instrumented, and could serve every request while the
 // target stays clean (the attack review5/13). So a second process of the user, seen by a
 // poll every 5 ms (a process that does GPU work lives far longer than that: creating its
-// CUDA context alone does), costs the step (judge.cu's sanitize()).
+// CUDA context alone does), costs the step (judge.cu's sanitize()). As root the sanitized
+// worker cannot start a process at all (judge.cu's deny_new_processes); this watch stays
+// behind that filter.
 class SecondProcessWatch {
 public:
     explicit SecondProcessWatch(uid_t uid) : uid_(uid), thread_([this] { watch(); }) {}

@@ -25,17 +25,25 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -212,9 +220,95 @@ std::string self_path() {
     return std::string(path, static_cast<std::size_t>(length));
 }
 
+// ---------------------------------------------------------------- no new process under the sanitizer
+// The sanitizer instruments its target, and the processes it starts, through the
+// environment; a process can drop that environment and go on uninstrumented: a child that
+// serves the requests (review5/13, review7/16), or the target itself, replaced by an exec of
+// the worker without it (review8/17: one process throughout, so no watch of the processes
+// sees it). So the sanitized worker may neither start a process nor run another program:
+// a seccomp filter, installed by `judge --exec-as` before the worker's first instruction
+// and kept by the kernel for that process's life, refuses fork, vfork, clone without
+// CLONE_THREAD (threads are allowed: the CUDA driver and the sanitizer start them), clone3
+// (ENOSYS, so the C library falls back to clone, whose flags the filter can read), execve,
+// and execveat, but for the one exec that starts the worker: from a descriptor whose number
+// the worker can never hold again, since the hard bound on its descriptors is set to that
+// number first (a descriptor at or past the bound cannot be made, and only a privileged
+// process raises the bound).
+
+#if defined(__x86_64__)
+constexpr std::uint32_t kFilterArch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr std::uint32_t kFilterArch = AUDIT_ARCH_AARCH64;
+#else
+constexpr std::uint32_t kFilterArch = 0;  // no filter here: the sanitizer's runs cannot be graded
+#endif
+
+// Installs the filter on the calling thread (which then execs: the filter goes with it),
+// letting execveat run from `program_fd` alone. False, with errno set, where the kernel
+// refuses it.
+bool deny_new_processes(int program_fd) {
+    if (kFilterArch == 0) {
+        errno = ENOSYS;
+        return false;
+    }
+    constexpr std::uint32_t kAllow = SECCOMP_RET_ALLOW, kRefuse = SECCOMP_RET_ERRNO | EPERM;
+    std::vector<sock_filter> f;
+    auto load = [&](std::uint32_t offset) { f.push_back(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offset)); };
+    auto answer = [&](std::uint32_t action) { f.push_back(BPF_STMT(BPF_RET | BPF_K, action)); };
+    auto refuse = [&](std::uint32_t nr, std::uint32_t action) {  // A holds the call's number
+        f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1));
+        answer(action);
+    };
+    load(offsetof(seccomp_data, arch));
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, kFilterArch, 1, 0));
+    answer(SECCOMP_RET_KILL_PROCESS);  // another calling convention (i386's int 0x80): no way around the filter
+    load(offsetof(seccomp_data, nr));
+#if defined(__x86_64__)
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, 0, 1));  // the x32 numbers
+    answer(kRefuse);
+    refuse(SYS_fork, kRefuse);
+    refuse(SYS_vfork, kRefuse);
+#endif
+    refuse(SYS_execve, kRefuse);
+#ifdef SYS_clone3
+    refuse(SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS);
+#endif
+    // execveat: only from program_fd (the low word of the first argument, little-endian).
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 4));
+    load(offsetof(seccomp_data, args[0]));
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<std::uint32_t>(program_fd), 0, 1));
+    answer(kAllow);
+    answer(kRefuse);
+    // clone: threads only.
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4));
+    load(offsetof(seccomp_data, args[0]));
+    f.push_back(BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0));
+    answer(kRefuse);
+    answer(kAllow);
+    answer(kAllow);
+    const sock_fprog program{static_cast<unsigned short>(f.size()), f.data()};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0;
+}
+
+// Whether this machine lets a process install the filter (a container's own seccomp
+// profile, or an old kernel, may refuse it): asked by a child before the sanitizer starts,
+// so that a refusal is the machine's ("could not grade"), never the student's.
+std::string new_processes_deniable() {
+    const pid_t pid = fork();
+    if (pid < 0) return std::string("fork failed: ") + std::strerror(errno);
+    if (pid == 0) _exit(deny_new_processes(-1) ? 0 : 1);
+    int status = 0;
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        return "this machine refuses the seccomp filter that keeps the sanitized worker from starting a process "
+               "or another program";
+    }
+    return "";
+}
+
 // judge --exec-as USER PROGRAM ARGS...: becomes USER (root only) and runs PROGRAM with this
-// process's environment, which the sanitizer in front of it has prepared. Returns only on
-// failure.
+// process's environment, which the sanitizer in front of it has prepared, under the filter
+// above. Returns only on failure.
 int exec_as(int argc, char** argv) {
     if (argc < 4) {
         std::fprintf(stderr, "judge: --exec-as USER PROGRAM [ARGS...]\n");
@@ -233,8 +327,27 @@ int exec_as(int argc, char** argv) {
         struct stat st {};
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) close(fd);
     }
-    execve(argv[3], argv + 3, environ);
-    std::fprintf(stderr, "judge: cannot run %s\n", argv[3]);
+    // The program, from the first free descriptor from 1000 up, which becomes the hard bound
+    // on descriptors (see deny_new_processes); the exec closes it.
+    int program_fd = 1000;
+    while (fcntl(program_fd, F_GETFD) != -1) ++program_fd;
+    const int program = open(argv[3], O_RDONLY | O_CLOEXEC);
+    const rlim_t fd_bound = static_cast<rlim_t>(program_fd);
+    const rlimit wide{fd_bound + 1, fd_bound + 1}, bound{fd_bound, fd_bound};
+    rlimit now{};
+    if (program < 0 || getrlimit(RLIMIT_NOFILE, &now) != 0 ||
+        (now.rlim_cur <= fd_bound && setrlimit(RLIMIT_NOFILE, &wide) != 0) ||
+        dup3(program, program_fd, O_CLOEXEC) != program_fd || close(program) != 0 ||
+        setrlimit(RLIMIT_NOFILE, &bound) != 0) {
+        std::fprintf(stderr, "judge: cannot open %s as the worker's program: %s\n", argv[3], std::strerror(errno));
+        return 126;
+    }
+    if (!deny_new_processes(program_fd)) {
+        std::fprintf(stderr, "judge: cannot install the filter against new processes: %s\n", std::strerror(errno));
+        return 126;
+    }
+    syscall(SYS_execveat, program_fd, "", argv + 3, environ, AT_EMPTY_PATH);
+    std::fprintf(stderr, "judge: cannot run %s: %s\n", argv[3], std::strerror(errno));
     return 127;
 }
 
@@ -699,7 +812,11 @@ struct Judge {
         std::vector<std::string> argv = {o.sanitizer, "--tool", o.tool, "--error-exitcode", "86", "--log-file", log,
                                          "--target-processes", o.run_as.empty() ? "application-only" : "all"};
         if (race) argv.insert(argv.end(), {"--racecheck-report", "analysis"});
-        if (!o.run_as.empty()) argv.insert(argv.end(), {self_path(), "--exec-as", o.run_as});
+        if (!o.run_as.empty()) {
+            const std::string refused = new_processes_deniable();
+            if (!refused.empty()) throw CouldNotGrade(refused);
+            argv.insert(argv.end(), {self_path(), "--exec-as", o.run_as});
+        }
         argv.push_back(o.worker);
         std::string error;
         const auto one_process = watch_for_a_second_process(o.run_as);

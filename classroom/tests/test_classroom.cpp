@@ -724,20 +724,16 @@ TEST(Process, AZombieWhoseOtherThreadsRunCountsAsAlive) {
     EXPECT_NE(seen.find("2 processes of the student's user at once"), std::string::npos) << seen;
 }
 
-// The sanitizer opens its log without close-on-exec, so its target would hold a writable
-// descriptor of root's log (review6/15 wrote a clean summary through it): `judge --exec-as`
-// closes every regular file past stderr before it starts the worker, and keeps the rest
-// (the pipes through which the sanitizer speaks to its target).
-TEST(Process, TheJudgesDropToTheStudentClosesEveryRegularFile) {
-    if (geteuid() != 0 || !getpwnam("nobody")) GTEST_SKIP() << "needs root and a user 'nobody' to run a step as";
-    const std::string log = "/tmp/classroom_exec_as_" + std::to_string(getpid()) + ".log";
-    // Descriptor 7 a regular file opened without close-on-exec (as the sanitizer opens its
-    // log), 8 a character device, which is no file of anyone's and stays.
-    // Without a driver (CI) the judge loads the toolkit's stub of libcuda: --exec-as makes no CUDA call.
-    const std::string stub_dir = "/tmp/classroom_cuda_stub_" + std::to_string(getpid());
-    auto run = [&](const std::string& library_path, int& status) {
-        const std::string command = "exec 7>" + log + " 8</dev/null; " + library_path + CLASSROOM_JUDGE +
-                                    " --exec-as nobody /bin/sh -c 'ls /proc/$$/fd' 2>&1";
+// `judge --exec-as nobody PROGRAM...` run by the shell after `shell_prefix` (redirections),
+// its output and stderr; without a driver (CI) the judge loads the toolkit's stub of libcuda
+// (--exec-as makes no CUDA call). Empty `skip` when the judge ran; else why it cannot here.
+std::string judge_exec_as(const std::string& shell_prefix, const std::string& program, int& status, std::string& skip) {
+    if (geteuid() != 0 || !getpwnam("nobody")) {
+        skip = "needs root and a user 'nobody' to run a step as";
+        return "";
+    }
+    auto run = [&](const std::string& library_path) {
+        const std::string command = shell_prefix + library_path + CLASSROOM_JUDGE + " --exec-as nobody " + program + " 2>&1";
         FILE* pipe = popen(command.c_str(), "r");
         std::string out;
         char buffer[4096];
@@ -745,25 +741,58 @@ TEST(Process, TheJudgesDropToTheStudentClosesEveryRegularFile) {
         status = pipe ? pclose(pipe) : -1;
         return out;
     };
-    int status = 0;
-    std::string listed = run("", status);
-    if (listed.find("error while loading shared libraries") != std::string::npos) {
+    std::string out = run("");
+    if (out.find("error while loading shared libraries") != std::string::npos) {
+        const std::string stub_dir = "/tmp/classroom_cuda_stub_" + std::to_string(getpid());
         std::filesystem::create_directories(stub_dir);
         std::error_code ignored;
         std::filesystem::create_symlink(CLASSROOM_CUDA_STUB, stub_dir + "/libcuda.so.1", ignored);
-        listed = run("LD_LIBRARY_PATH=" + stub_dir + " ", status);
+        out = run("LD_LIBRARY_PATH=" + stub_dir + " ");
         std::filesystem::remove_all(stub_dir, ignored);
     }
-    unlink(log.c_str());
-    if (listed.find("error while loading shared libraries") != std::string::npos) {
-        GTEST_SKIP() << "the judge cannot start here, not even with the toolkit's stub libcuda: " << listed;
+    if (out.find("error while loading shared libraries") != std::string::npos) {
+        skip = "the judge cannot start here, not even with the toolkit's stub libcuda: " + out;
     }
+    return out;
+}
+
+// The sanitizer opens its log without close-on-exec, so its target would hold a writable
+// descriptor of root's log (review6/15 wrote a clean summary through it): `judge --exec-as`
+// closes every regular file past stderr before it starts the worker, and keeps the rest
+// (the pipes through which the sanitizer speaks to its target).
+TEST(Process, TheJudgesDropToTheStudentClosesEveryRegularFile) {
+    const std::string log = "/tmp/classroom_exec_as_" + std::to_string(getpid()) + ".log";
+    // Descriptor 7 a regular file opened without close-on-exec (as the sanitizer opens its
+    // log), 8 a character device, which is no file of anyone's and stays. ls is the worker
+    // here: it may start no other program (the next test).
+    int status = 0;
+    std::string skip;
+    const std::string listed = judge_exec_as("exec 7>" + log + " 8</dev/null; ", "/bin/ls /proc/self/fd", status, skip);
+    unlink(log.c_str());
+    if (!skip.empty()) GTEST_SKIP() << skip;
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << listed;
     std::set<std::string> fds;
     std::istringstream words(listed);
     for (std::string w; words >> w;) fds.insert(w);
     EXPECT_FALSE(fds.count("7")) << "the regular file reached the student's process: " << listed;
     EXPECT_TRUE(fds.count("8")) << "the device was closed too: " << listed;
+}
+
+// The sanitized worker can neither start a process (a child without the sanitizer's
+// environment is uninstrumented: review5/13, review7/16) nor replace its own program (an
+// exec without that environment leaves one uninstrumented process: review8/17). `judge
+// --exec-as` starts it under a seccomp filter; the probe tries every way, and a thread.
+TEST(Process, TheSanitizedWorkerStartsNoProcessAndNoProgram) {
+    int status = 0;
+    std::string skip;
+    const std::string said = judge_exec_as("", CLASSROOM_NEW_PROCESS_PROBE, status, skip);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << said;
+    EXPECT_NE(said.find("thread ok"), std::string::npos) << said;
+    for (const char* way : {"fork", "clone", "posix_spawn", "execveat", "execve"}) {
+        EXPECT_NE(said.find(std::string(way) + " refused: Operation not permitted"), std::string::npos) << way << ":\n" << said;
+    }
+    EXPECT_NE(said.find("descriptor at the bound refused: Bad file descriptor"), std::string::npos) << said;
 }
 
 // The task bound is the kernel's count for a user id, shared by every PID namespace (and

@@ -139,9 +139,11 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                       "                    std::fputs(\"========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\\n\", f);\n"
                       "                    std::fclose(f);\n                }\n            }\n"
                       "            usleep(100000);\n        }\n        std::_Exit(0);\n    }\n    return 0;\n}();"),
-         // Its rewriter is a second process of the student's during both sanitizer runs:
-         // both steps fail for it (racecheck's is deserved anyway), 85 at 5b38d0b.
-         double(all - Rubric::kRacecheck - Rubric::kMemcheck), "processes of the student's user at once", check_off},
+         // Its rewriter cannot start in a sanitized worker (judge --exec-as's filter: no new
+         // process), so both sanitizers read that worker's own runs: racecheck finds the
+         // racy warp. (Before the filter the rewriter was a second process of the student's
+         // during both runs, and both steps failed for it: 85 at 5b38d0b.)
+         double(all - Rubric::kRacecheck), "RACECHECK SUMMARY: [1-9]", check_off},
         // Its thread still launches kernels while the worker exits, which under a sanitizer
         // may crash the process (exit 11 in libcudart: memcheck at f21c944, racecheck and
         // memcheck at 5b38d0b, docs/results/grading/gradescope_5b38d0b/): those points are
@@ -149,12 +151,11 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
         {"unchecked-sabotage-thread", sabotage(previous, 4, "thread"), double(all - Rubric::kPerformance),
          "the previous stage's", check_off, {},
          double(all - Rubric::kPerformance - Rubric::kMemcheck - Rubric::kRacecheck)},
-        // Its daemon is a second process of the student's during both sanitizer runs: both
-        // steps fail for it, as for the log rewriter (60 at 8551ea8,
-        // docs/results/grading/gradescope_8551ea8/). No performance points either way.
-        {"unchecked-sabotage-daemon", sabotage(previous, 4, "daemon"),
-         double(all - Rubric::kPerformance - Rubric::kRacecheck - Rubric::kMemcheck),
-         "processes of the student's user at once", check_off},
+        // Its daemon cannot start in a sanitized worker (the filter), and dies with the
+        // worker elsewhere: no performance points. (Before the filter it was a second
+        // process during both sanitizer runs, which failed both steps: 60 at 8551ea8.)
+        {"unchecked-sabotage-daemon", sabotage(previous, 4, "daemon"), double(all - Rubric::kPerformance),
+         "the previous stage's", check_off},
         // The input is the judge's: a launcher that writes into it fails.
         {"writes-into-input",
          with_launcher(reference, 4, "scribbling_sum",

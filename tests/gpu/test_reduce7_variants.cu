@@ -58,13 +58,15 @@ std::vector<VariantCase> variant_cases(bool misaligned) {
 
 std::string case_name(const testing::TestParamInfo<VariantCase>& info) {
     const VariantCase& c = info.param;
-    std::string finish = c.finish;
-    for (char& ch : finish) {
-        if (ch == '-') ch = '_';
+    std::string finish = c.finish, grid = c.grid;  // a test's name takes no '-'
+    for (std::string* name : {&finish, &grid}) {
+        for (char& ch : *name) {
+            if (ch == '-') ch = '_';
+        }
     }
     return std::string(type_name(c.type)) + "_vec" + std::to_string(c.vec) + "_" + finish + "_block" +
            std::to_string(c.block) + "_n" + std::to_string(c.n) + "_offset" + std::to_string(c.offset) +
-           (c.loads == "4" ? "" : "_loads" + c.loads) + (c.grid.empty() ? "" : "_grid_" + c.grid);
+           (c.loads == "4" ? "" : "_loads" + c.loads) + (grid.empty() ? "" : "_grid_" + grid);
 }
 
 template <typename T>

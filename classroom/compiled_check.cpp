@@ -245,6 +245,22 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         }
     }
 
+    // Code that would run before the worker's filter against exec (grading/exec_filter.h):
+    // an entry of .preinit_array, which the loader runs first, or an IFUNC resolver, which
+    // it runs while relocating. No launcher needs either.
+    if (files.elf_tables.empty()) report("the check could not read the object's sections and symbols (readelf)");
+    std::istringstream tables(files.elf_tables);
+    for (std::string line; std::getline(tables, line);) {
+        if (line.find("PREINIT_ARRAY") != std::string::npos || line.find(".preinit_array") != std::string::npos) {
+            report("the object has a .preinit_array entry: code that would run before the worker's first instruction");
+            break;
+        }
+        if (line.find(" IFUNC ") != std::string::npos) {
+            report("the object has an IFUNC symbol, whose resolver would run before the worker's first instruction");
+            break;
+        }
+    }
+
     // Clocks in device code, by the PTX the kernels were made from.
     if (!policy.allowed.count(kDeviceClocks)) {
         static const std::regex clock(R"((%clock64|%clock_hi|%clock|%globaltimer(_lo|_hi)?|\bnanosleep)\b)");

@@ -449,19 +449,21 @@ struct Grader {
             const ProcessResult nm = run_student({"nm", "-u", "-P", object.string()}, 120, "", kMostChecked);
             const ProcessResult disassembly =
                 run_student({"objdump", "-d", "--no-show-raw-insn", object.string()}, 300, "", kMostChecked);
-            if (nm.output_cut || disassembly.output_cut) {
+            const ProcessResult tables = run_student({"readelf", "-S", "-s", "-W", object.string()}, 120, "", kMostChecked);
+            if (nm.output_cut || disassembly.output_cut || tables.output_cut) {
                 refused[k] = "refused by the compiled check: " + path + "'s object is too large to check (its symbols or "
                              "disassembly pass " + std::to_string(kMostChecked >> 20) + " MiB). Score 0 for " + stage_name(k) + ".";
                 continue;
             }
-            if (nm.exit_code != 0 || disassembly.exit_code != 0) {
-                infrastructure = "the compiled check could not read " + path + "'s object (nm and objdump, binutils):\n" +
-                                 last_lines(nm.output + disassembly.output, 12);
+            if (nm.exit_code != 0 || disassembly.exit_code != 0 || tables.exit_code != 0) {
+                infrastructure = "the compiled check could not read " + path + "'s object (nm, objdump and readelf, binutils):\n" +
+                                 last_lines(nm.output + disassembly.output + tables.output, 12);
                 return refused;
             }
             CompiledFiles files;
             files.undefined_symbols = nm.output;
             files.disassembly = disassembly.output;
+            files.elf_tables = tables.output;
             add_kept_files(keep.string(), files, [&](const std::string& file) { return read_owned(file); });
             std::string problems;
             for (const std::string& p : check_compiled(path, source.string(), files, k, policy, instructor)) problems += p + "\n";

@@ -117,6 +117,7 @@ check_requirements() {
     check_cxx20_compiler || return
     check_program nm "binutils: the compiled check lists the student's object with it" "apt-get install -y binutils" || return
     check_program objdump "binutils: the compiled check reads the student's object with it" "apt-get install -y binutils" || return
+    check_program readelf "binutils: the compiled check reads the student's object's sections with it" "apt-get install -y binutils" || return
     check_program nvcc "the CUDA Toolkit's compiler; not in ${CUDA_HOME:-/usr/local/cuda}/bin either" \
         "build the image from NVIDIA's CUDA devel image or install the toolkit (developer.nvidia.com/cuda-downloads); set CUDA_HOME if it is elsewhere" || return
     check_program compute-sanitizer "the CUDA Toolkit's sanitizer: the grader's memcheck and racecheck runs" \
@@ -126,5 +127,5 @@ check_requirements() {
     warn_without_gpu
     local nvcc_release=unknown
     [[ $(nvcc --version 2>/dev/null) =~ release\ ([0-9.]+) ]] && nvcc_release=${BASH_REMATCH[1]}
-    echo "setup.sh: requirements met: CMake $(cmake_version), nvcc $nvcc_release ($(command -v nvcc)), compute-sanitizer, a C++20 compiler, nm, objdump, GoogleTest"
+    echo "setup.sh: requirements met: CMake $(cmake_version), nvcc $nvcc_release ($(command -v nvcc)), compute-sanitizer, a C++20 compiler, nm, objdump, readelf, GoogleTest"
 }

@@ -6,7 +6,7 @@
 # 3.24+ (installed from PyPI with pip when older or missing), GoogleTest (installed with
 # apt-get when missing), the CUDA Toolkit (nvcc, compute-sanitizer), a C++ compiler that
 # takes C++20 (the grader is built as C++17, tool.cmake, but the student tree needs C++20,
-# its CMakeLists.txt's cxx_std_20) and binutils (nm, objdump: the compiled check). What
+# its CMakeLists.txt's cxx_std_20) and binutils (nm, objdump, readelf: the compiled check). What
 # cannot be installed stops this script with one line saying how to get it.
 # The runner must provide the GPU and the host's NVIDIA driver (in a container, the host
 # provides the driver); the image is often built without a GPU, so a missing one is only a

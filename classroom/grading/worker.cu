@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "device_buffer.h"
+#include "exec_filter.h"  // no exec in this process, from before the submission's first instruction
 #include "protocol.h"
 #include "stage.h"
 

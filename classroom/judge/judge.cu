@@ -222,19 +222,17 @@ std::string self_path() {
 
 // ---------------------------------------------------------------- no new process under the sanitizer
 // The sanitizer instruments its target, and the processes it starts, through the
-// environment; a process can drop that environment and go on uninstrumented: a child that
-// serves the requests (review5/13, review7/16), or the target itself, replaced by an exec of
-// the worker without it (review8/17: one process throughout, so no watch of the processes
-// sees it). So the sanitized worker may neither start a process nor run another program:
-// a seccomp filter, installed by `judge --exec-as` before the worker's first instruction
-// and kept by the kernel for that process's life, refuses fork, vfork, clone without
-// CLONE_THREAD (threads are allowed: the CUDA driver and the sanitizer start them), clone3
-// (ENOSYS, so the C library falls back to clone, whose flags the filter can read), execve,
-// and execveat, but for the one exec that starts the worker: from a descriptor whose number
-// the worker can never hold again, since the hard bound on its descriptors is set to that
-// number first (a descriptor at or past the bound cannot be made, and only a privileged
-// process raises the bound).
-
+// environment; a child that drops that environment goes on uninstrumented and can serve
+// the requests (review5/13, review7/16; a hand-off quicker than any watch's poll,
+// review8). So the sanitized worker may start no process: a seccomp filter, installed by
+// `judge --exec-as` just before it execs the worker and kept by the kernel for that
+// process's life, refuses fork, vfork, clone without CLONE_THREAD (threads are allowed:
+// the CUDA driver and the sanitizer start them) and clone3 (as not implemented, so that the
+// C library falls back to clone, whose flags a filter can read). Exec stays allowed here:
+// the sanitizer follows its target through the C library's execve (a raw execveat lost it
+// on the H100: "Target application terminated before first instrumented API call"); the
+// worker forbids itself any exec from before the submission's first instruction
+// (grading/exec_filter.h), which stops the worker re-run in place (review8/17).
 #if defined(__x86_64__)
 constexpr std::uint32_t kFilterArch = AUDIT_ARCH_X86_64;
 #elif defined(__aarch64__)
@@ -243,10 +241,9 @@ constexpr std::uint32_t kFilterArch = AUDIT_ARCH_AARCH64;
 constexpr std::uint32_t kFilterArch = 0;  // no filter here: the sanitizer's runs cannot be graded
 #endif
 
-// Installs the filter on the calling thread (which then execs: the filter goes with it),
-// letting execveat run from `program_fd` alone. False, with errno set, where the kernel
-// refuses it.
-bool deny_new_processes(int program_fd) {
+// Installs the filter on the calling thread (which then execs: the filter goes with it).
+// False, with errno set, where the kernel refuses it.
+bool deny_new_processes() {
     if (kFilterArch == 0) {
         errno = ENOSYS;
         return false;
@@ -269,16 +266,9 @@ bool deny_new_processes(int program_fd) {
     refuse(SYS_fork, kRefuse);
     refuse(SYS_vfork, kRefuse);
 #endif
-    refuse(SYS_execve, kRefuse);
 #ifdef SYS_clone3
     refuse(SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS);
 #endif
-    // execveat: only from program_fd (the low word of the first argument, little-endian).
-    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 4));
-    load(offsetof(seccomp_data, args[0]));
-    f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, static_cast<std::uint32_t>(program_fd), 0, 1));
-    answer(kAllow);
-    answer(kRefuse);
     // clone: threads only.
     f.push_back(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4));
     load(offsetof(seccomp_data, args[0]));
@@ -297,11 +287,10 @@ bool deny_new_processes(int program_fd) {
 std::string new_processes_deniable() {
     const pid_t pid = fork();
     if (pid < 0) return std::string("fork failed: ") + std::strerror(errno);
-    if (pid == 0) _exit(deny_new_processes(-1) ? 0 : 1);
+    if (pid == 0) _exit(deny_new_processes() ? 0 : 1);
     int status = 0;
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        return "this machine refuses the seccomp filter that keeps the sanitized worker from starting a process "
-               "or another program";
+        return "this machine refuses the seccomp filter that keeps the sanitized worker from starting a process";
     }
     return "";
 }
@@ -327,26 +316,11 @@ int exec_as(int argc, char** argv) {
         struct stat st {};
         if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) close(fd);
     }
-    // The program, from the first free descriptor from 1000 up, which becomes the hard bound
-    // on descriptors (see deny_new_processes); the exec closes it.
-    int program_fd = 1000;
-    while (fcntl(program_fd, F_GETFD) != -1) ++program_fd;
-    const int program = open(argv[3], O_RDONLY | O_CLOEXEC);
-    const rlim_t fd_bound = static_cast<rlim_t>(program_fd);
-    const rlimit wide{fd_bound + 1, fd_bound + 1}, bound{fd_bound, fd_bound};
-    rlimit now{};
-    if (program < 0 || getrlimit(RLIMIT_NOFILE, &now) != 0 ||
-        (now.rlim_cur <= fd_bound && setrlimit(RLIMIT_NOFILE, &wide) != 0) ||
-        dup3(program, program_fd, O_CLOEXEC) != program_fd || close(program) != 0 ||
-        setrlimit(RLIMIT_NOFILE, &bound) != 0) {
-        std::fprintf(stderr, "judge: cannot open %s as the worker's program: %s\n", argv[3], std::strerror(errno));
-        return 126;
-    }
-    if (!deny_new_processes(program_fd)) {
+    if (!deny_new_processes()) {
         std::fprintf(stderr, "judge: cannot install the filter against new processes: %s\n", std::strerror(errno));
         return 126;
     }
-    syscall(SYS_execveat, program_fd, "", argv + 3, environ, AT_EMPTY_PATH);
+    execve(argv[3], argv + 3, environ);
     std::fprintf(stderr, "judge: cannot run %s: %s\n", argv[3], std::strerror(errno));
     return 127;
 }

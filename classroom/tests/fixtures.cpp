@@ -109,13 +109,13 @@ std::string previous_stage_in_place(const fs::path& solutions, int stage) {
 // previous stage's code, with something that keeps the GPU busy while the submission's
 // worker waits between its requests, so that the instructor's workers, timed meanwhile,
 // look slow. `how`: "thread" (a thread of the worker's), "timer" (a POSIX timer's
-// SIGEV_THREAD callbacks), "daemon" (a process of its own session, which outlives the
-// worker unless every process of the student's user is killed). Each starts at the first
+// SIGEV_THREAD callbacks), "daemon" (a process of its own session, forked before main, which
+// outlives the worker unless every process of the student's user is killed). Each starts at the first
 // request of the judge's timed size, so the other steps run as they would.
 std::string sabotage(const std::string& previous_code, int stage, const std::string& how) {
     std::string busy =
         "#include <atomic>\n#include <chrono>\n#include <csignal>\n#include <cstdlib>\n#include <ctime>\n"
-        "#include <spawn.h>\n#include <thread>\n#include <unistd.h>\nextern char** environ;\n"
+        "#include <thread>\n#include <unistd.h>\n"
         "__global__ void keep_busy(long long cycles) {\n"
         "    const long long t0 = clock64();\n    while (clock64() - t0 < cycles) {}\n}\n"
         "static long long now_us() {\n"
@@ -131,14 +131,6 @@ std::string sabotage(const std::string& previous_code, int stage, const std::str
         "    if (now_us() - last_call_us.load() > 2000) { keep_busy<<<1, 32, 0, s>>>(2000000); cudaStreamSynchronize(s); }\n"
         "    spinning = false;\n"
         "}\n"
-        // The daemon: the worker's program again, told by its environment to spin, in a session
-        // of its own, for a minute, before main.
-        "static const int daemon_body = [] {\n"
-        "    if (!std::getenv(\"SABOTAGE_DAEMON\")) return 0;\n"
-        "    setsid();\n    const long long end = now_us() + 60000000;\n"
-        "    cudaStream_t s; cudaStreamCreate(&s);\n"
-        "    while (now_us() < end) { keep_busy<<<1, 32, 0, s>>>(2000000); cudaStreamSynchronize(s); }\n"
-        "    std::_Exit(0);\n}();\n"
         "static void start_sabotage() {\n";
     if (how == "thread") {
         busy += "    std::thread([] { for (;;) { spin_while_idle(); std::this_thread::sleep_for(std::chrono::microseconds(100)); } }).detach();\n";
@@ -148,10 +140,23 @@ std::string sabotage(const std::string& previous_code, int stage, const std::str
                 "    timer_t t;\n    timer_create(CLOCK_MONOTONIC, &e, &t);\n"
                 "    itimerspec every{{0, 1000000}, {0, 1000000}};\n    timer_settime(t, 0, &every, nullptr);\n";
     } else {
-        busy += "    char self[] = \"/proc/self/exe\";\n    char* argv[] = {self, nullptr};\n"
-                "    std::vector<char*> env;\n    for (char** e = environ; *e; ++e) env.push_back(*e);\n"
-                "    char flag[] = \"SABOTAGE_DAEMON=1\";\n    env.push_back(flag);\n    env.push_back(nullptr);\n"
-                "    pid_t pid;\n    posix_spawn(&pid, self, nullptr, nullptr, argv, env.data());\n";
+        busy.insert(busy.rfind("static void start_sabotage()"), std::string(
+        // The daemon: a child forked before main (before the worker's CUDA context: a child
+        // forked after it could not use the GPU), in a session of its own, which waits on a
+        // pipe; the worker that reaches the timed size writes to it, and the child spins for a
+        // minute. The worker's other processes end, the pipe closes and their children leave.
+        // (Forked, not a program started again: a worker can run no other program,
+        // grading/exec_filter.h.)
+        "static int daemon_pipe[2] = {-1, -1};\n"
+        "static const int daemon_body = [] {\n"
+        "    if (pipe(daemon_pipe) != 0 || fork() != 0) return 0;  // the worker, or no daemon\n"
+        "    setsid();\n    close(daemon_pipe[1]);\n    char go = 0;\n"
+        "    if (read(daemon_pipe[0], &go, 1) != 1) std::_Exit(0);\n"
+        "    const long long end = now_us() + 60000000;\n"
+        "    cudaStream_t s; cudaStreamCreate(&s);\n"
+        "    while (now_us() < end) { keep_busy<<<1, 32, 0, s>>>(2000000); cudaStreamSynchronize(s); }\n"
+        "    std::_Exit(0);\n}();\n"));
+        busy += "    const char go = 1;\n    if (write(daemon_pipe[1], &go, 1) != 1) {}\n";
     }
     busy += "}\n"
             "template <typename T>\n"
@@ -159,7 +164,6 @@ std::string sabotage(const std::string& previous_code, int stage, const std::str
             "    last_call_us = now_us();\n"
             "    if (n >= (std::size_t{1} << 26) && !started.exchange(true)) start_sabotage();\n"
             "    ORIGINAL<T>(in, n, out, w, c, s);\n    cudaStreamSynchronize(s);\n    last_call_us = now_us();\n}\n";
-    if (how == "daemon") busy = "#include <vector>\n" + busy;
     return with_launcher(previous_code, stage, "sabotaged_sum", busy);
 }
 

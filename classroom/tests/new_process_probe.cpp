@@ -1,11 +1,11 @@
-// Run by Process.TheSanitizedWorkerStartsNoProcessAndNoProgram under `judge --exec-as`, in the
-// place of the sanitized worker: tries every way a submission's code could start another
-// process or replace its own program (review5/13, review7/16, review8/17), and a thread,
-// which must still work. One line each: "NAME ok" or "NAME refused: REASON".
+// Run by Process.TheSanitizedWorkerStartsNoProcessAndNoProgram alone and under `judge
+// --exec-as`, in the place of a worker, with the worker's own filter against exec
+// (exec_filter.h, as worker.cu has it): tries every way a submission's code could start
+// another process or replace its own program (review5/13, review7/16, review8/17), and a
+// thread, which must still work. One line each: "NAME ok" or "NAME refused: REASON".
 #include <fcntl.h>
 #include <sched.h>
 #include <spawn.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +14,8 @@
 #include <cstdio>
 #include <cstring>
 #include <thread>
+
+#include "exec_filter.h"
 
 extern char** environ;
 
@@ -51,13 +53,8 @@ int main(int argc, char** argv) {
     if (spawn_error == 0) waitpid(spawned, nullptr, 0);
     errno = spawn_error;
     say("posix_spawn", spawn_error == 0 ? 0 : -1);
-    // Its program again from a descriptor of its own, then from one at the hard bound on
-    // descriptors (the number the judge's own exec used, which must be out of reach).
     const int program = open(self, O_RDONLY | O_CLOEXEC);
     say("execveat", syscall(SYS_execveat, program, "", again, environ, AT_EMPTY_PATH));
-    rlimit bound{};
-    getrlimit(RLIMIT_NOFILE, &bound);
-    say("descriptor at the bound", dup2(program, static_cast<int>(bound.rlim_max)));
     say("execve", execve(self, again, environ));
     return 0;
 }

@@ -340,7 +340,7 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
 
     // The autograder holds what the student tree must not: solutions, hidden cases, hashes.
     for (const char* path : {"manifest.txt", "solution/reduce4/kernel.cu", "solution/reduce3/kernel.cu",
-                             "grading/worker.cu", "grading/protocol.h", "grading/assignment.cmake", "judge/judge.cu",
+                             "grading/worker.cu", "grading/protocol.h", "grading/exec_filter.h", "grading/assignment.cmake", "judge/judge.cu",
                              "judge/CMakeLists.txt", "source_policy.txt", "tool/grader.cpp", "tool/source_check.cpp", "setup.sh",
                              "run_autograder", "requirements.sh", "settings.sh", "rubric.txt", "student_tree/reduce4/kernel.cu"}) {
         EXPECT_TRUE(fs::is_regular_file(out / "autograder" / path)) << path;
@@ -461,12 +461,12 @@ ProcessResult check_requirements_with(const std::string& name, const std::vector
 
 TEST(SetupChecks, AMissingToolIsOneLineNamingItAndAFailure) {
     const std::string compiler = find_program("c++").empty() ? "g++" : "c++";
-    const ProcessResult no_nvcc = check_requirements_with("no-nvcc", {compiler, "nm", "objdump"});
+    const ProcessResult no_nvcc = check_requirements_with("no-nvcc", {compiler, "nm", "objdump", "readelf"});
     EXPECT_NE(no_nvcc.exit_code, 0);
     EXPECT_TRUE(is_one_line(no_nvcc.output)) << no_nvcc.output;
     EXPECT_EQ(no_nvcc.output.rfind("setup.sh: nvcc (the CUDA Toolkit's compiler", 0), 0u) << no_nvcc.output;
 
-    const ProcessResult no_nm = check_requirements_with("no-nm", {compiler, "objdump"});
+    const ProcessResult no_nm = check_requirements_with("no-nm", {compiler, "objdump", "readelf"});
     EXPECT_NE(no_nm.exit_code, 0);
     EXPECT_TRUE(is_one_line(no_nm.output)) << no_nm.output;
     EXPECT_EQ(no_nm.output.rfind("setup.sh: nm (binutils", 0), 0u) << no_nm.output;
@@ -778,11 +778,20 @@ TEST(Process, TheJudgesDropToTheStudentClosesEveryRegularFile) {
     EXPECT_TRUE(fds.count("8")) << "the device was closed too: " << listed;
 }
 
-// The sanitized worker can neither start a process (a child without the sanitizer's
-// environment is uninstrumented: review5/13, review7/16) nor replace its own program (an
-// exec without that environment leaves one uninstrumented process: review8/17). `judge
-// --exec-as` starts it under a seccomp filter; the probe tries every way, and a thread.
+// A worker can never replace its own program (an exec without the sanitizer's environment
+// leaves one uninstrumented process: review8/17): its filter (grading/exec_filter.h) is in
+// place before the submission's first instruction. And the sanitized worker can start no
+// process (a child without that environment is uninstrumented: review5/13, review7/16):
+// `judge --exec-as` starts it under a filter of its own. The probe has the worker's filter
+// and tries every way, and a thread, alone and under the judge.
 TEST(Process, TheSanitizedWorkerStartsNoProcessAndNoProgram) {
+    const ProcessResult alone = run_process({CLASSROOM_NEW_PROCESS_PROBE}, "", 60);
+    ASSERT_EQ(alone.exit_code, 0) << alone.output;
+    EXPECT_NE(alone.output.find("fork ok"), std::string::npos) << "alone, a worker may fork:\n" << alone.output;
+    for (const char* way : {"execveat", "execve"}) {
+        EXPECT_NE(alone.output.find(std::string(way) + " refused: Operation not permitted"), std::string::npos)
+            << way << ", alone:\n" << alone.output;
+    }
     int status = 0;
     std::string skip;
     const std::string said = judge_exec_as("", CLASSROOM_NEW_PROCESS_PROBE, status, skip);
@@ -792,7 +801,6 @@ TEST(Process, TheSanitizedWorkerStartsNoProcessAndNoProgram) {
     for (const char* way : {"fork", "clone", "posix_spawn", "execveat", "execve"}) {
         EXPECT_NE(said.find(std::string(way) + " refused: Operation not permitted"), std::string::npos) << way << ":\n" << said;
     }
-    EXPECT_NE(said.find("descriptor at the bound refused: Bad file descriptor"), std::string::npos) << said;
 }
 
 // The task bound is the kernel's count for a user id, shared by every PID namespace (and

@@ -65,12 +65,14 @@ Compiled compile(const std::string& name, const std::string& text, int stage) {
     const std::string object = (keep / "kernel.o").string();
     const ProcessResult nm = run_process({"nm", "-u", "-P", object}, "", 120);
     const ProcessResult dis = run_process({"objdump", "-d", "--no-show-raw-insn", object}, "", 300);
-    if (nm.exit_code != 0 || dis.exit_code != 0) {
-        c.error = "nm or objdump failed:\n" + nm.output + dis.output;
+    const ProcessResult tables = run_process({"readelf", "-S", "-s", "-W", object}, "", 120);
+    if (nm.exit_code != 0 || dis.exit_code != 0 || tables.exit_code != 0) {
+        c.error = "nm, objdump or readelf failed:\n" + nm.output + dis.output + tables.output;
         return c;
     }
     c.files.undefined_symbols = nm.output;
     c.files.disassembly = dis.output;
+    c.files.elf_tables = tables.output;
     c.symbols = symbol_names(nm.output);
     add_kept_files(keep.string(), c.files, [](const std::string& file) { return read_file(file); });
     return c;
@@ -153,6 +155,14 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         {"an array allocation", "static cudaArray_t array = [] { cudaArray_t a = nullptr;\n"
          "    cudaChannelFormatDesc d = cudaCreateChannelDesc<int>(); cudaMallocArray(&a, &d, 1 << 20); return a; }();",
          "cudaMallocArray"},
+        // Code that runs before the worker's filter against exec (grading/exec_filter.h).
+        {"an entry of .preinit_array", "static void early() {}\n"
+         "__attribute__((used, section(\".preinit_array\"))) static void (*run_early)() = early;",
+         "a .preinit_array entry"},
+        {"an IFUNC resolver", "static int one_early() { return 1; }\n"
+         "extern \"C\" decltype(&one_early) pick_early() { return one_early; }\n"
+         "extern \"C\" int picked() __attribute__((ifunc(\"pick_early\")));\nstatic int got = picked();",
+         "an IFUNC symbol"},
     };
     for (const Attack& a : attacks) {
         const Compiled c = compile(std::string("attack-") + std::to_string(&a - attacks.data()), reference + "\n" + a.code + "\n", 4);

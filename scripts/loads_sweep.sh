@@ -4,6 +4,8 @@
 # everything else fixed (the grid: the blocks that fit at once; block 256; vec=4), at
 # n = 2^22 ... 2^30, int and float. If bytes in flight limit the kernel, its GB/s rises
 # with --loads until the DRAM's bandwidth does; if not, the lines lie on each other.
+# The grid is reduce7's fixed one (--grid resident), as when docs/results/loads_sweep.csv was
+# measured: since 1f1319d the atomic finish (int's default) otherwise gets one block per tile.
 # (reduce6 has no --loads: its two loads per step are the lesson's quoted code.)
 #
 #   scripts/loads_sweep.sh [OUTDIR [PART ...]]     # default: docs/results, both parts
@@ -45,7 +47,7 @@ if wanted sweep; then
                 for k in 22 24 26 28 30; do
                     for loads in "${loads_choices[@]}"; do
                         echo "loads_sweep.sh: $stage --loads $loads $type 2^$k (repetition $repetition)" >&2
-                        $build/bin/$stage --no-baseline --type $type --n 2^$k --loads "$loads" --iters "$iters" --csv |
+                        $build/bin/$stage --no-baseline --type $type --n 2^$k --loads "$loads" --grid resident --iters "$iters" --csv |
                             awk -v l="$loads" -v r="$repetition" -v first="$([[ -s $csv ]] && echo 0 || echo 1)" '
                                 NR == 1 { if (first) print "loads,repetition," $0; next }
                                 { print l "," r "," $0 }' >>"$csv"
@@ -70,7 +72,7 @@ if wanted ncu; then
             for loads in 1 4 16; do
                 echo "loads_sweep.sh: ncu $stage --loads $loads int 2^$k" >&2
                 if ! ncu_first_launch "$tmp/raw.csv" "$tmp/log" "$metrics" "^${kernel[$stage]}" \
-                        $build/bin/$stage --no-baseline --type int --n 2^$k --loads "$loads" --iters 1 --warmup 0; then
+                        $build/bin/$stage --no-baseline --type int --n 2^$k --loads "$loads" --grid resident --iters 1 --warmup 0; then
                     echo "loads_sweep.sh: ncu failed on $stage --loads $loads 2^$k:" >&2
                     tail -5 "$tmp/log" "$tmp/raw.csv" >&2 2>/dev/null || true
                     exit 3

@@ -193,6 +193,9 @@ fi
 
 if wanted latency; then
     $bin/dram_latency >"$out/latency.csv"
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "$bin/dram_latency" >>"$out/latency.csv"
 fi
 
 if wanted large; then

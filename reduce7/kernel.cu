@@ -20,14 +20,14 @@
 // vectors, every thread issuing all its loads before adding any. The grid is never larger
 // than the number of tiles the input fills (the last one possibly in part), so a small
 // input gets few blocks and a cheap finish. Past that, the finish picks the grid: with the
-// atomic one every tile gets its own block (a block costs one atomic, however many there
-// are); the finishes that add the blocks' partials keep reduce6's fixed grid.
+// atomic one every tile of 16 KiB or more gets its own block (measured faster at the
+// largest sizes); the finishes that add the blocks' partials keep reduce6's fixed grid.
 // stub: // The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors, one tile per block per
 // stub: // step, every thread issuing all its loads before adding any. The grid is never larger
 // stub: // than the number of tiles the input fills (the last one possibly in part), so a small
 // stub: // input gets few blocks and a cheap finish. Past that, the finish picks the grid: with
-// stub: // the atomic one every tile gets its own block (a block costs one atomic, however many
-// stub: // there are); the finishes that add the blocks' partials keep reduce6's fixed grid.
+// stub: // the atomic one every tile of 16 KiB or more gets its own block (measured faster at the
+// stub: // largest sizes); the finishes that add the blocks' partials keep reduce6's fixed grid.
 // end solution
 //
 // Its labelled variants (variants.cuh: --vec, --finish, --loads, --grid) are the experiments
@@ -173,11 +173,14 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
         const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
         if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
         // The grid: never more blocks than tiles of work (the last one partial). The atomic
-        // finish gives each tile its own block, and the block scheduler starts the next one
-        // wherever a slot frees; a finish that adds partials keeps reduce6's fixed grid, one
-        // partial per block that fits at once (what each costs: docs/07-shuffles-vectors.md).
+        // finish gives each tile of 16 KiB or more its own block, and the block scheduler
+        // starts the next one wherever a slot frees; smaller tiles, and the finishes that add
+        // partials, keep reduce6's fixed grid, one partial per block that fits at once.
+        // Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so,
+        // 4 KiB tiles (--vec 1) half again slower.
+        constexpr std::size_t kTileBytes = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK * sizeof(T);
         const std::size_t tiles = ceil_div(n, std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK);
-        const bool one_block_per_tile = finish == Finish::Atomic;  // --grid overrides it (variants.cuh)
+        const bool one_block_per_tile = finish == Finish::Atomic && kTileBytes >= 16 * 1024;  // --grid overrides it
         const unsigned blocks =
             grid_blocks<T>(config, one_block_per_tile, tiles, [&] { return resident_blocks(kernel, BLOCK, 0); });
         if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);

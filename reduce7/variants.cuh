@@ -153,8 +153,8 @@ void dispatch_loads_in_flight(int loads, F&& f) {
 }
 
 // --grid: how many blocks, and how the tiles are shared among them. by-finish (the
-// default): the launcher's choice, one-shot with the atomic finish and resident with the
-// others (kernel.cu says why). resident: no more blocks than fit on the GPU at once, each
+// default): the launcher's choice, one-shot with the atomic finish and tiles of 16 KiB or
+// more, resident otherwise (kernel.cu says why). resident: no more blocks than fit on the GPU at once, each
 // striding over the tiles, as reduce6. one-shot: one block per tile, each reading its tile
 // once, the hardware's block scheduler starting the next block wherever a slot frees.
 // Labelled "grid=..." when not the default; --variants leaves it at the choice given.
@@ -167,8 +167,9 @@ constexpr Variant kGrid = {
     .value_name = "G",
     .choices = kGridChoices,
     .help = "by-finish | resident | one-shot (default by-finish: one-shot with\n"
-            "--finish atomic, resident with the others; resident: no more blocks\n"
-            "than fit at once, each striding over the tiles; one-shot: one block per tile)",
+            "--finish atomic and tiles of 16 KiB or more, else resident; resident: no\n"
+            "more blocks than fit at once, each striding over the tiles; one-shot: one\n"
+            "block per tile)",
     .timed_by_variants = false,
 };
 

@@ -159,6 +159,13 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         {"an entry of .preinit_array", "static void early() {}\n"
          "__attribute__((used, section(\".preinit_array\"))) static void (*run_early)() = early;",
          "a .preinit_array entry"},
+        // A definition under a library's name, which the loader prefers in the whole worker
+        // (review9/18: the sanitizer's getenv answered by the submission).
+        {"a function with C linkage", "extern \"C\" char* getenv(const char*) noexcept { return nullptr; }",
+         "the function 'getenv' with C linkage"},
+        {"a symbol version on a function of the submission's",
+         "__attribute__((used, symver(\"getenv@@GLIBC_2.2.5\"))) char* reduce4_setting(const char*) { return nullptr; }",
+         "the versioned symbol 'getenv@@GLIBC_2.2.5'"},
         {"an IFUNC resolver", "static int one_early() { return 1; }\n"
          "extern \"C\" decltype(&one_early) pick_early() { return one_early; }\n"
          "extern \"C\" int picked() __attribute__((ifunc(\"pick_early\")));\nstatic int got = picked();",

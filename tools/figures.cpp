@@ -83,8 +83,11 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
 
 namespace {
 
+// A row whose first field starts with '#' is a comment (a file's provenance lines, before
+// its header or after its rows), never the header or data.
 Table parse_csv(const std::string& text) {
-    const std::vector<std::vector<std::string>> rows = csv_rows(text);
+    std::vector<std::vector<std::string>> rows = csv_rows(text);
+    std::erase_if(rows, [](const std::vector<std::string>& row) { return !row.empty() && row[0].rfind('#', 0) == 0; });
     Table table;
     if (rows.empty()) return table;
     table.header = rows[0];

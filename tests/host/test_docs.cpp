@@ -147,6 +147,11 @@ TEST(Docs, TheFigureCheckRejectsWrongFigures) {
     EXPECT_EQ(problems_in("[51.3 us](results/r.csv \"" + q + "\")"), 1u);                         // three rows
     EXPECT_EQ(problems_in("reduce0 took 51.3 us, 1.75x slower, at 9.7% of peak"), 3u);
     EXPECT_EQ(problems_in("[51.3 us](results/missing.csv \"" + q + ":median\")"), 1u);
+    // Comment lines ('#': a file's provenance) before the header and after the rows.
+    std::ofstream(root / "docs/results/c.csv") << "# peers.py on a GPU\n# date: today\n"
+                                                  "layout,n,gbps\ntorch.sum,1073741824,581.8\n# command: peers.py\n";
+    EXPECT_EQ(problems_in("[582 GB/s](results/c.csv \"layout=torch.sum; n=2^30 -> gbps\")"), 0u);
+    EXPECT_EQ(problems_in("[583 GB/s](results/c.csv \"layout=torch.sum; n=2^30 -> gbps\")"), 1u);
     // A computed figure keeps its column's unit: a difference of two _ms values shown in us
     // is x1000. (docs/09 once showed "0.0 us" for 41.104 - 24.096 us, and passed.)
     std::ofstream(root / "docs/results/m.csv") << "measurement,gpus,n,rank,median_ms\n"

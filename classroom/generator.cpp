@@ -210,7 +210,9 @@ std::string student_readme(const Assignment& a) {
         << "  the device clocks).\n\n"
         << "The grader then compiles the file again and refuses what the compiler read or made that breaks these\n"
         << "rules under another name: a call in the compiled object that is not on its list of what a launcher\n"
-        << "needs, a clock in the PTX, a system call. Comments are not checked. Every point is decided by the\n"
+        << "needs, a clock in the PTX, a system call, or a name defined outside C++'s own (a function with\n"
+        << "`extern \"C\"`, or a variable at file scope, `__device__` ones too: put yours in a namespace or make them\n"
+        << "`static`). Comments are not checked. Every point is decided by the\n"
         << "grader's own program: it makes fresh inputs, sends them to a separate process that runs your launcher,\n"
         << "checks each sum itself and keeps the time; what your program prints or its exit status earn nothing.\n"
         << "The tests in this tree are for you: the grader runs them too, as feedback, worth no points.\n";

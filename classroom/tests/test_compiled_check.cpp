@@ -162,10 +162,16 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         // A definition under a library's name, which the loader prefers in the whole worker
         // (review9/18: the sanitizer's getenv answered by the submission).
         {"a function with C linkage", "extern \"C\" char* getenv(const char*) noexcept { return nullptr; }",
-         "the function 'getenv' with C linkage"},
+         "defines 'getenv' (FUNC, GLOBAL)"},
         {"a symbol version on a function of the submission's",
          "__attribute__((used, symver(\"getenv@@GLIBC_2.2.5\"))) char* reduce4_setting(const char*) { return nullptr; }",
-         "the versioned symbol 'getenv@@GLIBC_2.2.5'"},
+         "defines 'getenv@@GLIBC_2.2.5'"},
+        // review10/19: an untyped alias, written into the assembly through a section name.
+        {"an untyped alias from a section attribute's string",
+         "__attribute__((used, section(\".rodata.reduce4\\n\\t.globl getenv\\n\\t.set getenv, .\\n"
+         "\\t.type getenv, @notype\\n\\t.section .rodata.reduce4b\"))) static const char marker[] = \"x\";",
+         "defines 'getenv' (NOTYPE, GLOBAL)"},
+        {"a data name of the C library's", "extern \"C\" { char** environ = nullptr; }", "defines 'environ'"},
         {"an IFUNC resolver", "static int one_early() { return 1; }\n"
          "extern \"C\" decltype(&one_early) pick_early() { return one_early; }\n"
          "extern \"C\" int picked() __attribute__((ifunc(\"pick_early\")));\nstatic int got = picked();",

@@ -338,7 +338,9 @@ TEST(RunOfStages, EachStageIsGradedOnItsOwn) {
     generate(kRepo, run, out);
     const fs::path solutions = out / "autograder/solution";
     const fs::path submission = out / "submissions/mixed";
-    const std::string same_global = "\nint requests_seen = 0;  // in both stages: a clash where they link together\n";
+    // A C++ function (a global variable's name would be refused: compiled_check.cpp) that
+    // both stages define: a clash where they link together.
+    const std::string same_global = "\nint requests_seen() { return 0; }  // in both stages: a clash where they link together\n";
     write_file(submission / "reduce3/kernel.cu", read_file(solutions / "reduce3/kernel.cu") + same_global);
     write_file(submission / "reduce4/kernel.cu", previous_stage_in_place(solutions, 4) + same_global);
     write_file(submission / "reduce5/kernel.cu", read_file(solutions / "reduce5/kernel.cu") +

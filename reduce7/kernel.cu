@@ -178,9 +178,9 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
         // partials, keep reduce6's fixed grid, one partial per block that fits at once.
         // Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so,
         // 4 KiB tiles (--vec 1) half again slower.
-        constexpr std::size_t kTileBytes = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK * sizeof(T);
-        const std::size_t tiles = ceil_div(n, std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK);
-        const bool one_block_per_tile = finish == Finish::Atomic && kTileBytes >= 16 * 1024;  // --grid overrides it
+        constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
+        const std::size_t tiles = ceil_div(n, kTileElements);
+        const bool one_block_per_tile = finish == Finish::Atomic && kTileElements * sizeof(T) >= 16 * 1024;  // --grid overrides it
         const unsigned blocks =
             grid_blocks<T>(config, one_block_per_tile, tiles, [&] { return resident_blocks(kernel, BLOCK, 0); });
         if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);

@@ -130,17 +130,9 @@ std::string sabotage(const std::string& previous_code, int stage, const std::str
         "    static cudaStream_t s = [] { cudaStream_t t; cudaStreamCreateWithFlags(&t, cudaStreamNonBlocking); return t; }();\n"
         "    if (now_us() - last_call_us.load() > 2000) { keep_busy<<<1, 32, 0, s>>>(2000000); cudaStreamSynchronize(s); }\n"
         "    spinning = false;\n"
-        "}\n"
-        "static void start_sabotage() {\n";
-    if (how == "thread") {
-        busy += "    std::thread([] { for (;;) { spin_while_idle(); std::this_thread::sleep_for(std::chrono::microseconds(100)); } }).detach();\n";
-    } else if (how == "timer") {
-        busy += "    sigevent e{};\n    e.sigev_notify = SIGEV_THREAD;\n"
-                "    e.sigev_notify_function = [](sigval) { spin_while_idle(); };\n"
-                "    timer_t t;\n    timer_create(CLOCK_MONOTONIC, &e, &t);\n"
-                "    itimerspec every{{0, 1000000}, {0, 1000000}};\n    timer_settime(t, 0, &every, nullptr);\n";
-    } else {
-        busy.insert(busy.rfind("static void start_sabotage()"), std::string(
+        "}\n";
+    if (how == "daemon") {
+        busy +=
         // The daemon: a child forked before main (before the worker's CUDA context: a child
         // forked after it could not use the GPU), in a session of its own, which waits on a
         // pipe; the worker that reaches the timed size writes to it, and the child spins for a
@@ -155,7 +147,17 @@ std::string sabotage(const std::string& previous_code, int stage, const std::str
         "    const long long end = now_us() + 60000000;\n"
         "    cudaStream_t s; cudaStreamCreate(&s);\n"
         "    while (now_us() < end) { keep_busy<<<1, 32, 0, s>>>(2000000); cudaStreamSynchronize(s); }\n"
-        "    std::_Exit(0);\n}();\n"));
+        "    std::_Exit(0);\n}();\n";
+    }
+    busy += "static void start_sabotage() {\n";
+    if (how == "thread") {
+        busy += "    std::thread([] { for (;;) { spin_while_idle(); std::this_thread::sleep_for(std::chrono::microseconds(100)); } }).detach();\n";
+    } else if (how == "timer") {
+        busy += "    sigevent e{};\n    e.sigev_notify = SIGEV_THREAD;\n"
+                "    e.sigev_notify_function = [](sigval) { spin_while_idle(); };\n"
+                "    timer_t t;\n    timer_create(CLOCK_MONOTONIC, &e, &t);\n"
+                "    itimerspec every{{0, 1000000}, {0, 1000000}};\n    timer_settime(t, 0, &every, nullptr);\n";
+    } else {
         busy += "    const char go = 1;\n    if (write(daemon_pipe[1], &go, 1) != 1) {}\n";
     }
     busy += "}\n"

@@ -20,8 +20,14 @@
 #   reduce7   reduce7_cub.csv: reduce7 and CUB's DeviceReduce::Sum (and the device copy) in
 #             the same run, the harness's flushed timing, 100 runs, int and float, 3 sizes
 #   peers     peers.csv: torch.sum and cupy.sum (scripts/peers.py; says so if neither is installed)
+#   shapes    reduce7_shapes.csv: reduce7 --grid one-shot --finish atomic, int 2^30, with
+#             --block 256, 512, 1024 and --loads 1, 2, 8, 16: which tile a one-block-per-tile
+#             grid reads fastest, both methods
 #   public    public_kernels.txt: effective_reduction's kernel_9 and fast.cu's sum, from the
-#             copies in build/public/ (scripts/public_kernels.sh --stage put them there)
+#             copies in build/public/ (scripts/public_kernels.sh --stage put them there), as
+#             published; public_timed.csv: their launch functions under both of the harness's
+#             methods; public_reduce7.csv: reduce7's int default, both methods, 2^26-2^30,
+#             run before and after them (the drift over the step shows in the two)
 #   ncu       grid_layout_ncu.csv, ncu_dram_metrics.txt (scripts/grid_probe.sh ... ncu)
 #   trace     block_trace_resident-stride.csv, block_trace_one-shot.csv
 # Without network: carry build/public (ignored by git) with the working tree.
@@ -33,7 +39,7 @@ out=$1
 mkdir -p "$out"
 build=build/release
 summary=$out/summary.txt
-steps=" ${STEPS:-build grid sweep probe loads sass reduce7 peers public ncu trace} "
+steps=" ${STEPS:-build grid shapes sweep probe loads sass reduce7 peers public ncu trace} "
 want() { [[ $steps == *" $1 "* ]]; }
 : >"$summary"
 start_all=$SECONDS
@@ -97,30 +103,71 @@ do_reduce7() {
     provenance "scripts/issue31_gpu.sh $out (reduce7 --no-baseline --iters 100 --warmup 20 --csv)" >>"$csv"
 }
 
+# reduce7_rows CSV METHOD ARGS...: one reduce7 run (--timing METHOD: 100 flushed runs, or 10
+# batches of 100 back to back; 20 warm-ups) appended to CSV with a first column naming the
+# method; the header only into an empty CSV.
+reduce7_rows() {
+    local csv=$1 m=$2
+    shift 2
+    "$build/bin/reduce7" --no-baseline "$@" --timing "$m" --iters "$([[ $m == flushed ]] && echo 100 || echo 10)" \
+        --warmup 20 --csv >"$out/reduce7_rows.tmp" || return
+    if [[ ! -s $csv ]]; then sed "1s/^/timing,/;2,\$s/^/$m,/" "$out/reduce7_rows.tmp"; else tail -n +2 "$out/reduce7_rows.tmp" | sed "s/^/$m,/"; fi >>"$csv"
+    rm -f "$out/reduce7_rows.tmp"
+}
+
 # reduce7's grid (--grid resident | one-shot) under each finish, int and float, both timing
 # methods, beside CUB in the same runs.
 do_grid() {
-    local csv=$out/reduce7_grid.csv first=1 t k g f m
+    local csv=$out/reduce7_grid.csv t k g f m
     : >"$csv"
     for m in flushed back-to-back; do
         for t in int float; do
             for k in 26 28 30; do
                 for g in resident one-shot; do
                     for f in atomic last-block two-pass; do
-                        "$build/bin/reduce7" --no-baseline --type "$t" --n "2^$k" --grid "$g" --finish "$f" \
-                            --timing "$m" --iters "$([[ $m == flushed ]] && echo 100 || echo 10)" --warmup 20 --csv \
-                            >"$out/grid.tmp" || return
-                        if (( first )); then sed "1s/^/timing,/;2,\$s/^/$m,/" "$out/grid.tmp"; else tail -n +2 "$out/grid.tmp" | sed "s/^/$m,/"; fi >>"$csv"
-                        first=0
+                        reduce7_rows "$csv" "$m" --type "$t" --n "2^$k" --grid "$g" --finish "$f" || return
                     done
                 done
             done
         done
     done
-    rm -f "$out/grid.tmp"
     # shellcheck source=scripts/lib/provenance.sh
     source scripts/lib/provenance.sh
     provenance "scripts/issue31_gpu.sh $out (grid: reduce7 --grid G --finish F --timing M --iters 100 flushed, 10 batches of 100 back-to-back --warmup 20 --csv)" >>"$csv"
+}
+
+# The tile a one-block-per-tile grid reads fastest: reduce7's block and loads, int 2^30.
+do_shapes() {
+    local csv=$out/reduce7_shapes.csv m shape
+    : >"$csv"
+    for m in flushed back-to-back; do
+        for shape in "--block 256" "--block 512" "--block 1024" "--loads 1" "--loads 2" "--loads 8" "--loads 16"; do
+            # shellcheck disable=SC2086 # the shape is two words
+            reduce7_rows "$csv" "$m" --type int --n 2^30 --grid one-shot --finish atomic $shape || return
+        done
+    done
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (shapes: reduce7 --type int --n 2^30 --grid one-shot --finish atomic --block B | --loads L, both methods)" >>"$csv"
+}
+
+# reduce7's int default, both methods, 2^26-2^30, into CSV.
+reduce7_default_int() {
+    local csv=$1 m k
+    for m in flushed back-to-back; do
+        for k in 26 28 30; do reduce7_rows "$csv" "$m" --type int --n "2^$k" || return; done
+    done
+}
+
+do_public() {
+    local csv=$out/public_reduce7.csv
+    : >"$csv"
+    reduce7_default_int "$csv" || return
+    scripts/public_kernels.sh build/public/effective_reduction build/public/fast.cu "$out" || return
+    reduce7_default_int "$csv" || return
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (public: reduce7 --type int --n 2^K, both methods, before and after scripts/public_kernels.sh)" >>"$csv"
 }
 
 do_peers() {
@@ -132,6 +179,7 @@ do_peers() {
 
 want build && step build do_build
 want grid && step grid do_grid
+want shapes && step shapes do_shapes
 want sweep && step sweep env ITERS=100 scripts/loads_sweep.sh "$out" sweep
 want probe && step probe scripts/grid_probe.sh "$out" probe
 want loads && step loads do_loads
@@ -142,7 +190,7 @@ want reduce7 && step reduce7 do_reduce7
 want peers && step peers do_peers
 if want public; then
     if [[ -f build/public/effective_reduction/kernel_9.cu && -f build/public/fast.cu/sum.cu ]]; then
-        step public scripts/public_kernels.sh build/public/effective_reduction build/public/fast.cu "$out"
+        step public do_public
     else
         echo "public   skipped: build/public/ has no staged copies (scripts/public_kernels.sh --stage SIMVEIT_DIR FASTCU_DIR)" | tee -a "$summary" >&2
     fi

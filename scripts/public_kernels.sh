@@ -36,7 +36,12 @@
 # Both count 2^32 bytes per run in decimal GB/s, as this repo does; neither flushes the L2
 # (50 MiB, small beside 4 GiB, so it matters little at 2^30), and both time a stream of
 # launches, like grid_layout_probe's back-to-back method, not its flushed one.
-# OUTDIR gets public_kernels.txt: each program's output with provenance.
+#
+# Then the same launch functions under this repository's two methods (flushed median and
+# back to back, every run checked), at 2^26, 2^28 and 2^30: tools/public_timer.cu, built
+# into build/release by naming the checkouts to CMake (PUBLIC_SIMVEIT_DIR, PUBLIC_FASTCU_DIR).
+# OUTDIR gets public_kernels.txt (each program's own output) and public_timed.csv (the
+# timer's rows), each with provenance.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
 # shellcheck source=scripts/lib/provenance.sh
@@ -119,4 +124,20 @@ run_one fast_cu_sum "$fastcu/sum.cu"
 provenance "scripts/public_kernels.sh $simveit $fastcu $out" >>"$report"
 # One summary line per program: the bandwidths it printed.
 grep -E '^(==|Bandwidth|<-)' "$report" | paste -sd' ' | sed 's/^/public_kernels.sh: /' >&2
+
+# The same launch functions, timed by the harness (tools/public_timer.cu).
+build=build/release
+timed=$out/public_timed.csv
+configure=(-DPUBLIC_SIMVEIT_DIR="$(realpath "$simveit")" -DPUBLIC_FASTCU_DIR="$(realpath "$fastcu")")
+if [[ -f $build/CMakeCache.txt ]]; then cmake -S . -B "$build" "${configure[@]}" >/dev/null
+else cmake --preset release "${configure[@]}" >/dev/null; fi &&
+    cmake --build "$build" --target public_timer_kernel_9 public_timer_fast_cu -j "$(nproc)" >/dev/null || {
+    echo "public_kernels.sh: building tools/public_timer.cu failed" >&2; exit 1; }
+: >"$timed"
+for timer in public_timer_kernel_9 public_timer_fast_cu; do
+    # The first program's '#' lines and header, then only rows.
+    if [[ ! -s $timed ]]; then "$build/bin/$timer" >>"$timed"; else "$build/bin/$timer" | grep -v -e '^#' -e '^timing,' >>"$timed"; fi ||
+        { echo "public_kernels.sh: $timer failed" >&2; status=1; }
+done
+provenance "scripts/public_kernels.sh $simveit $fastcu $out (tools/public_timer.cu, defaults: --n 2^26 --n 2^28 --n 2^30 --timing both)" >>"$timed"
 exit $status

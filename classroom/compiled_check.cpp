@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <regex>
 #include <sstream>
@@ -96,6 +97,78 @@ bool line_marker(const std::string& line, int& number, std::string& file) {
         file += line[i];
     }
     return false;
+}
+
+// What runs before main. The C library calls every entry of the executable's .init_array
+// (and .preinit_array, .ctors, .init) before main, with main's argc, argv and envp: code
+// there runs before the worker has made its first CUDA call, which is when the sanitizer's
+// library reads most of its settings from that very environment (review11/21 pointed one
+// entry of envp at NV_COMPUTE_SANITIZER_MAX_RACECHECK_HAZARDS=0 from an .init_array entry of
+// its own and racecheck reported nothing). nvcc's object has exactly one entry: its static
+// function that registers the kernels with the CUDA runtime. A kernel.cu needs no other: a
+// global object with a constructor, or a pointer placed in .init_array by a section
+// attribute, is refused. Reads `readelf -S -s -r -W`; returns what is wrong, or "".
+std::string startup_problem(const std::string& tables) {
+    static const char* const kRegistration = "_ZL24__sti____cudaRegisterAllv";
+    std::map<std::string, std::string> section_index;  // name -> "[N]" number
+    std::string init_array_size;
+    int init_arrays = 0;
+    std::string problem;
+    std::istringstream in(tables);
+    std::string line;
+    std::vector<std::string> lines;
+    while (std::getline(in, line)) lines.push_back(line);
+    // Sections: "  [43] .init_array       INIT_ARRAY      0000000000000000 0124e8 000008 08  WA  0   0  8"
+    static const std::regex section(R"(^\s*\[\s*(\d+)\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s)");
+    for (const std::string& l : lines) {
+        std::smatch m;
+        if (!std::regex_search(l, m, section)) continue;
+        const std::string name = m.str(2), type = m.str(3);
+        section_index[name] = m.str(1);
+        auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
+        if (starts(".init_array") || type == "INIT_ARRAY") {
+            ++init_arrays;
+            if (name != ".init_array") problem = "a section '" + name + "' of start-up code";
+            init_array_size = m.str(4);
+        } else if (starts(".fini_array") || starts(".ctors") || starts(".dtors") || name == ".init" || name == ".fini" ||
+                   type == "FINI_ARRAY" || type == "PREINIT_ARRAY") {
+            problem = "a section '" + name + "' of code run before or after main";
+        }
+    }
+    if (!problem.empty()) return problem;
+    if (init_arrays == 0) return "";
+    if (init_arrays > 1 || std::stoul(init_array_size, nullptr, 16) != 8) {
+        return "more than one entry in .init_array (a global object built at start-up, or a pointer put there)";
+    }
+    // Its one relocation: "0000000000000000  0000003d00000001 R_X86_64_64  0000000000000000 .text.startup + 0"
+    static const std::regex relocation(R"(^[0-9a-f]+\s+[0-9a-f]+\s+(R_X86_64_64)\s+[0-9a-f]+\s+(\S+)\s+\+\s+([0-9a-f]+)\s*$)");
+    bool in_init = false;
+    std::vector<std::pair<std::string, std::string>> targets;  // (symbol, addend)
+    for (const std::string& l : lines) {
+        if (l.rfind("Relocation section", 0) == 0) {
+            in_init = l.find("'.rela.init_array'") != std::string::npos;
+            continue;
+        }
+        std::smatch m;
+        if (in_init && std::regex_search(l, m, relocation)) targets.emplace_back(m.str(2), m.str(3));
+    }
+    if (targets.size() != 1) return "an .init_array entry the check cannot read (" + std::to_string(targets.size()) + " relocations)";
+    const auto& [target, addend] = targets.front();
+    if (target == kRegistration && std::stoul(addend, nullptr, 16) == 0) return "";
+    // Through the section: the function symbol at that offset of that section.
+    const auto index = section_index.find(target);
+    if (index != section_index.end()) {
+        // Symbols: "    30: 00000000000002e5    90 FUNC    LOCAL  DEFAULT   17 _ZL24__sti____cudaRegisterAllv"
+        static const std::regex symbol(R"(^\s*\d+:\s+([0-9a-f]+)\s+\d+\s+FUNC\s+\S+\s+\S+\s+(\d+)\s+(\S+)\s*$)");
+        for (const std::string& l : lines) {
+            std::smatch m;
+            if (std::regex_search(l, m, symbol) && m.str(2) == index->second && m.str(3) == kRegistration &&
+                std::stoul(m.str(1), nullptr, 16) == std::stoul(addend, nullptr, 16)) {
+                return "";
+            }
+        }
+    }
+    return "an .init_array entry that is not nvcc's registration of the kernels (" + target + " + " + addend + ")";
 }
 
 std::vector<std::pair<int, std::string>> lines_from(const std::string& preprocessed, const std::string& file) {
@@ -258,6 +331,14 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         if (line.find(" IFUNC ") != std::string::npos) {
             report("the object has an IFUNC symbol, whose resolver would run before the worker's first instruction");
             break;
+        }
+    }
+
+    if (!files.elf_tables.empty()) {
+        const std::string startup = startup_problem(files.elf_tables);
+        if (!startup.empty()) {
+            report("the object has " + startup + ": code that would run before main, before the worker's first CUDA "
+                   "call (a kernel.cu needs no global object with a constructor: build it inside the launcher)");
         }
     }
 

@@ -12,7 +12,9 @@
 //   - the host object's instructions: no system call, cycle counter or performance counter;
 //   - the host object's sections and symbols: nothing that runs before the worker's own
 //     first instruction (an entry of .preinit_array, an IFUNC resolver), which installs the
-//     worker's filter against exec (grading/exec_filter.h);
+//     worker's filter against exec (grading/exec_filter.h), and nothing that runs before
+//     main but nvcc's registration of the kernels (the one .init_array entry; no global
+//     object with a constructor, no .fini_array, .ctors or .init);
 //   - the PTX: no clock (%clock, %clock64, %globaltimer, nanosleep) unless the assignment
 //     allows them (`allow device-clocks` in source_policy.txt).
 // The grader compiles the file with the tree's own flags (the build's compile_commands.json)
@@ -35,7 +37,7 @@ struct CompiledFiles {
     std::vector<std::pair<std::string, std::string>> ptx;           // (file name, text)
     std::string undefined_symbols;  // `nm -u -P` of the object
     std::string disassembly;        // `objdump -d` of the object
-    std::string elf_tables;         // `readelf -S -s -W` of the object: its sections and symbols
+    std::string elf_tables;         // `readelf -S -s -r -W` of the object: its sections, symbols and relocations
 };
 
 // One line per problem ("reduce4/kernel.cu: calls 'timer_create' ..."); empty when the

@@ -391,7 +391,7 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     }
     // grading/: the worker, built in the tree being graded (no secret in it); judge/: the
     // trusted program, with the hidden cases (removed on Gradescope once it is built).
-    for (const char* name : {"CMakeLists.txt", "worker.cu", "protocol.h", "exec_filter.h"}) {
+    for (const char* name : {"CMakeLists.txt", "worker.cu", "protocol.h", "exec_filter.h", "private_symbols.cmake"}) {
         grader[std::string("grading/") + name] = TreeFile{read_file(repo / "classroom/grading" / name), false};
     }
     for (const char* name : {"CMakeLists.txt", "judge.cu", "timing_model.h"}) {

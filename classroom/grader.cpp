@@ -449,7 +449,7 @@ struct Grader {
             const ProcessResult nm = run_student({"nm", "-u", "-P", object.string()}, 120, "", kMostChecked);
             const ProcessResult disassembly =
                 run_student({"objdump", "-d", "--no-show-raw-insn", object.string()}, 300, "", kMostChecked);
-            const ProcessResult tables = run_student({"readelf", "-S", "-s", "-W", object.string()}, 120, "", kMostChecked);
+            const ProcessResult tables = run_student({"readelf", "-S", "-s", "-r", "-W", object.string()}, 120, "", kMostChecked);
             if (nm.output_cut || disassembly.output_cut || tables.output_cut) {
                 refused[k] = "refused by the compiled check: " + path + "'s object is too large to check (its symbols or "
                              "disassembly pass " + std::to_string(kMostChecked >> 20) + " MiB). Score 0 for " + stage_name(k) + ".";

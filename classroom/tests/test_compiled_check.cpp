@@ -65,7 +65,7 @@ Compiled compile(const std::string& name, const std::string& text, int stage) {
     const std::string object = (keep / "kernel.o").string();
     const ProcessResult nm = run_process({"nm", "-u", "-P", object}, "", 120);
     const ProcessResult dis = run_process({"objdump", "-d", "--no-show-raw-insn", object}, "", 300);
-    const ProcessResult tables = run_process({"readelf", "-S", "-s", "-W", object}, "", 120);
+    const ProcessResult tables = run_process({"readelf", "-S", "-s", "-r", "-W", object}, "", 120);
     if (nm.exit_code != 0 || dis.exit_code != 0 || tables.exit_code != 0) {
         c.error = "nm, objdump or readelf failed:\n" + nm.output + dis.output + tables.output;
         return c;
@@ -172,6 +172,20 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
          "\\t.type getenv, @notype\\n\\t.section .rodata.reduce4b\"))) static const char marker[] = \"x\";",
          "defines 'getenv' (NOTYPE, GLOBAL)"},
         {"a data name of the C library's", "extern \"C\" { char** environ = nullptr; }", "defines 'environ'"},
+        // review11/21: a pointer of its own in .init_array, called with envp before main, before
+        // the worker's first CUDA call (when the sanitizer's library reads its settings).
+        {"a pointer placed in .init_array", "static void early(int, char**, char**) {}\n"
+         "__attribute__((used, section(\".init_array\"))) static void (*run_early)(int, char**, char**) = early;",
+         "more than one entry in .init_array"},
+        {"an .init_array entry with a priority", "static void early() {}\n"
+         "__attribute__((used, section(\".init_array.00100\"))) static void (*run_early)() = early;",
+         "a section '.init_array.00100'"},
+        {"a global object built at start-up", "#include <string>\n"
+         "namespace reduce4_settings { std::string built = std::string(\"a\") + \"b\"; }",
+         "more than one entry in .init_array"},
+        {"a .fini_array entry", "static void late() {}\n"
+         "__attribute__((used, section(\".fini_array\"))) static void (*run_late)() = late;",
+         "a section '.fini_array'"},
         {"an IFUNC resolver", "static int one_early() { return 1; }\n"
          "extern \"C\" decltype(&one_early) pick_early() { return one_early; }\n"
          "extern \"C\" int picked() __attribute__((ifunc(\"pick_early\")));\nstatic int got = picked();",
@@ -187,6 +201,77 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
     const Compiled clocked = compile("allowed-clock", reference + "\n__global__ void timed(long long* t) { *t = clock64(); }\n", 4);
     ASSERT_EQ(clocked.error, "");
     EXPECT_EQ(joined(checked(clocked, 4, instructor, read_source_policy("allow device-clocks"))), "");
+}
+
+// The worker links the submission's object with every name it defines renamed but its
+// record (classroom/grading/private_symbols.cmake): review11/20 defined std::future_category(),
+// which libstdc++'s own initializer then called. An object that defines such a name, a weak
+// one, and the record, through the script: only the record keeps its name, and what the
+// object calls keeps its own.
+TEST(PrivateSymbols, OnlyTheRecordKeepsItsName) {
+    const fs::path folder = kBuild / "classroom/tests/private_symbols";
+    fs::remove_all(folder);
+    fs::create_directories(folder);
+    // As a kernel.cu's object has them: a name of the C++ library's, a weak inline function,
+    // a class whose destructor's COMDAT group (named by a local "..D5Ev" symbol) the harness
+    // has too, and the record.
+    const std::string shared_header =
+        "struct Error { virtual ~Error() {} int code = 3; };\n"
+        "inline int shared_helper(int x) { return x + 1; }\n"
+        "struct Stage { int (*f)(int); };\n";
+    write_file(folder / "shared.h", shared_header);
+    write_file(folder / "kernel.cpp",
+               "#include <system_error>\n#include \"shared.h\"\n"
+               "namespace std { const error_category& future_category() noexcept { return std::generic_category(); } }\n"
+               "static int throws(int x) { if (x > 100) throw Error(); return shared_helper(x); }\n"
+               "extern const Stage reduce4_stage = {throws};\n");
+    // The harness's side: the same class and inline function, and a call through the record.
+    write_file(folder / "main.cpp",
+               "#include \"shared.h\"\nextern const Stage reduce4_stage;\n"
+               "int main() { int r = reduce4_stage.f(1) + shared_helper(0);\n"
+               "  try { reduce4_stage.f(1000); } catch (const Error& e) { r += e.code; }\n"
+               "  return r == 6 ? 0 : 1; }\n");
+    const std::string object = (folder / "kernel.cu.o").string(), archive = (folder / "libreduce4_kernel.a").string();
+    ASSERT_EQ(run_process({"c++", "-c", "-O0", (folder / "kernel.cpp").string(), "-o", object}, "", 120).exit_code, 0);
+    ASSERT_EQ(run_process({"ar", "qc", archive, object}, "", 60).exit_code, 0);
+    const std::string out = (folder / "reduce4_private.o").string();
+    const ProcessResult script = run_process({"cmake", "-DNM=nm", "-DOBJCOPY=objcopy", "-DAR=ar", "-DREADELF=readelf", "-DARCHIVE=" + archive,
+                                              "-DRECORD=reduce4_stage", "-DOUT=" + out, "-P",
+                                              (kRepo / "classroom/grading/private_symbols.cmake").string()},
+                                             "", 120);
+    ASSERT_EQ(script.exit_code, 0) << script.output;
+    const std::set<std::string> before = symbol_names(run_process({"nm", "-g", "--defined-only", "-P", object}, "", 60).output);
+    const std::set<std::string> after = symbol_names(run_process({"nm", "-g", "--defined-only", "-P", out}, "", 60).output);
+    ASSERT_TRUE(before.count("_ZSt15future_categoryv")) << "the test object should define it";
+    ASSERT_TRUE(before.count("_Z13shared_helperi"));
+    ASSERT_TRUE(before.count("_ZTV5Error"));
+    for (const std::string& name : before) {
+        if (name == "reduce4_stage") EXPECT_TRUE(after.count(name));
+        else EXPECT_TRUE(after.count("__grading_private_" + name) && !after.count(name)) << name;
+    }
+    EXPECT_EQ(symbol_names(run_process({"nm", "-u", "-P", object}, "", 60).output),
+              symbol_names(run_process({"nm", "-u", "-P", out}, "", 60).output))
+        << "what the object calls keeps its names";
+    const std::string groups = run_process({"readelf", "-g", "-W", out}, "", 60).output;
+    EXPECT_EQ(groups.find("[_ZN5ErrorD5Ev]"), std::string::npos) << groups;
+    EXPECT_NE(groups.find("[__grading_private__ZN5ErrorD5Ev]"), std::string::npos) << groups;
+    // Linked with a program that has the same COMDAT groups, before and after it: it links,
+    // calls through the record, and catches the object's exception by its type.
+    const std::string program = (folder / "program").string();
+    const ProcessResult linked = run_process({"c++", "-I", folder.string(), (folder / "main.cpp").string(), out, "-o", program}, "", 120);
+    ASSERT_EQ(linked.exit_code, 0) << linked.output;
+    EXPECT_EQ(run_process({program}, "", 60).exit_code, 0);
+    // An archive without the record is refused, not linked.
+    write_file(folder / "other.cpp", "int other_name() { return 1; }\n");
+    const std::string other = (folder / "other.o").string(), other_archive = (folder / "libother.a").string();
+    ASSERT_EQ(run_process({"c++", "-c", (folder / "other.cpp").string(), "-o", other}, "", 120).exit_code, 0);
+    ASSERT_EQ(run_process({"ar", "qc", other_archive, other}, "", 60).exit_code, 0);
+    const ProcessResult refused = run_process({"cmake", "-DNM=nm", "-DOBJCOPY=objcopy", "-DAR=ar", "-DREADELF=readelf", "-DARCHIVE=" + other_archive,
+                                               "-DRECORD=reduce4_stage", "-DOUT=" + out, "-P",
+                                               (kRepo / "classroom/grading/private_symbols.cmake").string()},
+                                              "", 120);
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.output.find("does not define reduce4_stage"), std::string::npos) << refused.output;
 }
 
 TEST(CompiledCheck, ReadsLineMarkersCommandsAndSymbols) {

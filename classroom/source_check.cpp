@@ -28,6 +28,10 @@ const char* const kForbidden[] = {
     "setreuid", "__attribute__", "constructor", "destructor", "init_priority", "_Pragma", "thrd_create", "_Fork",
     "execveat", "openat64", "openat2", "creat64", "symlinkat", "linkat", "renameat2", "mkdirat", "mknod", "mknodat",
     "__environ", "_environ", "fchownat", "fchmodat",
+    // attributes by other spellings: nvcc's own macro for __attribute__ (attacks 18, 19 and
+    // 21 placed code and symbols with it), and the attributes that place code or names
+    // where the loader runs or binds them, in the C++ spelling [[gnu::...]] too
+    "__annotate__", "section", "symver", "ifunc", "weakref", "gnu::alias",
     // (5, 9) timers that call back on a thread, loader and auxiliary-vector queries, the C
     // library's internal names, host clocks (the compiled check refuses them by symbol too)
     "timer_create", "timer_settime", "dl_iterate_phdr", "dladdr", "dladdr1", "dlinfo", "getauxval", "__libc_*",

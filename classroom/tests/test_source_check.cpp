@@ -111,6 +111,11 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         {"a file probe by the preprocessor", "#if __has_include(\"/autograder/source/solution/reduce4/kernel.cu\")\n#endif",
          "'__has_include'"},
         {"a line marker", "#line 1 \"stages.h\"", "a line marker"},
+        // review9-11: nvcc's attribute macro, and attributes that place code or names
+        {"nvcc's attribute macro", "__annotate__(used) static int kept;", "'__annotate__'"},
+        {"a section by C++ attribute", "[[gnu::section(\".init_array\")]] static void (*early)() = nullptr;", "'section'"},
+        {"a symbol version", "[[gnu::symver(\"getenv@@GLIBC_2.2.5\")]] void mine();", "'symver'"},
+        {"an alias", "[[gnu::alias(\"mine\")]] void other();", "'gnu::alias'"},
         {"a GNU line marker", "# 1 \"stages.h\"", "a line marker"},
     };
     for (const Attack& a : attacks) {

@@ -23,6 +23,8 @@
 #   shapes    reduce7_shapes.csv: reduce7 --grid one-shot --finish atomic, int 2^30, with
 #             --block 256, 512, 1024 and --loads 1, 2, 8, 16: which tile a one-block-per-tile
 #             grid reads fastest, both methods
+#   blocks    reduce7_blocks.csv: reduce7's defaults at --block 256, 512, 1024, int and float,
+#             2^26-2^30, both methods
 #   public    public_kernels.txt: effective_reduction's kernel_9 and fast.cu's sum, from the
 #             copies in build/public/ (scripts/public_kernels.sh --stage put them there), as
 #             published; public_timed.csv: their launch functions under both of the harness's
@@ -39,7 +41,7 @@ out=$1
 mkdir -p "$out"
 build=build/release
 summary=$out/summary.txt
-steps=" ${STEPS:-build grid shapes sweep probe loads sass reduce7 peers public ncu trace} "
+steps=" ${STEPS:-build grid shapes blocks sweep probe loads sass reduce7 peers public ncu trace} "
 want() { [[ $steps == *" $1 "* ]]; }
 : >"$summary"
 start_all=$SECONDS
@@ -151,6 +153,23 @@ do_shapes() {
     provenance "scripts/issue31_gpu.sh $out (shapes: reduce7 --type int --n 2^30 --grid one-shot --finish atomic --block B | --loads L, both methods)" >>"$csv"
 }
 
+# reduce7's defaults (int: one block per tile; float: last-block, fixed grid) at --block
+# 256, 512 and 1024, int and float, 2^26-2^30, both methods.
+do_blocks() {
+    local csv=$out/reduce7_blocks.csv m t k b
+    : >"$csv"
+    for m in flushed back-to-back; do
+        for t in int float; do
+            for k in 26 28 30; do
+                for b in 256 512 1024; do reduce7_rows "$csv" "$m" --type "$t" --n "2^$k" --block "$b" || return; done
+            done
+        done
+    done
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (blocks: reduce7 --type T --n 2^K --block B, defaults otherwise, both methods)" >>"$csv"
+}
+
 # reduce7's int default, both methods, 2^26-2^30, into CSV.
 reduce7_default_int() {
     local csv=$1 m k
@@ -180,6 +199,7 @@ do_peers() {
 want build && step build do_build
 want grid && step grid do_grid
 want shapes && step shapes do_shapes
+want blocks && step blocks do_blocks
 want sweep && step sweep env ITERS=100 scripts/loads_sweep.sh "$out" sweep
 want probe && step probe scripts/grid_probe.sh "$out" probe
 want loads && step loads do_loads

@@ -119,10 +119,18 @@ std::string startup_problem(const std::string& tables) {
     std::vector<std::string> lines;
     while (std::getline(in, line)) lines.push_back(line);
     // Sections: "  [43] .init_array       INIT_ARRAY      0000000000000000 0124e8 000008 08  WA  0   0  8"
-    static const std::regex section(R"(^\s*\[\s*(\d+)\]\s+(\S+)\s+(\S+)\s+[0-9a-f]+\s+[0-9a-f]+\s+([0-9a-f]+)\s)");
+    // A name is one word here: a name with a space in it (review12/23 named one
+    // ".init_array.1 x" through a section attribute's string, which the linker still put
+    // into .init_array) does not match, and a section line that does not match is refused.
+    static const std::regex section_line(R"(^\s*\[\s*[1-9]\d*\])");  // [ 0] is the unnamed NULL section
+    static const std::regex section(
+        R"(^\s*\[\s*(\d+)\]\s+(\S+)\s+([A-Z][A-Z0-9_+x]*)\s+[0-9a-f]{16}\s+[0-9a-f]+\s+([0-9a-f]+)\s)");
     for (const std::string& l : lines) {
         std::smatch m;
-        if (!std::regex_search(l, m, section)) continue;
+        if (!std::regex_search(l, m, section)) {
+            if (std::regex_search(l, section_line)) return "a section whose name the check cannot read ('" + l + "')";
+            continue;
+        }
         const std::string name = m.str(2), type = m.str(3);
         section_index[name] = m.str(1);
         auto starts = [&](const char* prefix) { return name.rfind(prefix, 0) == 0; };
@@ -291,7 +299,10 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
     for (const std::string& name : symbol_names(files.undefined_symbols)) {
         if (instructor_symbols.count(name)) continue;
         const bool plain = name.rfind("_Z", 0) != 0;
-        if (plain && forbidden_by(name, policy) && !kMadeByCompiler.count(name)) {
+        // (nvcc's stub calls the runtime's __cuda* registration functions: forbidden in the
+        // submission's text, made by the compiler here, and on the allow-list below.)
+        const bool by_nvcc = name.rfind("__cuda", 0) == 0;
+        if (plain && forbidden_by(name, policy) && !kMadeByCompiler.count(name) && !by_nvcc) {
             report("the compiled code uses '" + demangled(name) + "', which source_policy.txt forbids");
             continue;
         }
@@ -339,6 +350,37 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         if (!startup.empty()) {
             report("the object has " + startup + ": code that would run before main, before the worker's first CUDA "
                    "call (a kernel.cu needs no global object with a constructor: build it inside the launcher)");
+        }
+    }
+
+    // Functions with plain names, and nvcc's registration names, whatever the binding. A
+    // C++ function, static ones too, has a mangled name; a function with a plain name has C
+    // linkage, and a static one declared before nvcc's stub is what that stub then calls by
+    // the name (review12/22 defined a static extern "C" __cudaRegisterVar, which nvcc's one
+    // .init_array entry called before main). nvcc's own are the three names below.
+    {
+        static const std::set<std::string> kNvccOwn = {"_ZL24__sti____cudaRegisterAllv", "_ZL26__cudaUnregisterBinaryUtilv",
+                                                      "_ZL20__cudaFatCubinHandle"};
+        std::istringstream all(files.elf_tables);
+        for (std::string line; std::getline(all, line);) {
+            std::istringstream words(line);
+            std::string number, value, size, type, bind, visibility, section, name;
+            if (!(words >> number >> value >> size >> type >> bind >> visibility >> section >> name)) continue;
+            if (number.size() < 2 || !std::isdigit(static_cast<unsigned char>(number[0])) || number.back() != ':' ||
+                section == "UND" || type == "SECTION" || type == "FILE") {
+                continue;
+            }
+            if ((type == "FUNC" || type == "IFUNC") && name.rfind("_Z", 0) != 0) {
+                report("the object defines a function with a plain name, '" + name + "' (" + bind +
+                       "): C linkage, which nvcc's generated code or a library could call by that name; give it C++ "
+                       "linkage");
+                continue;
+            }
+            const std::string readable = demangled(name);
+            if ((readable.find("__cuda") != std::string::npos || readable.find("__sti") != std::string::npos) &&
+                !kNvccOwn.count(name)) {
+                report("the object defines '" + readable + "', a name of nvcc's registration machinery");
+            }
         }
     }
 

@@ -32,6 +32,11 @@ const char* const kForbidden[] = {
     // 21 placed code and symbols with it), and the attributes that place code or names
     // where the loader runs or binds them, in the C++ spelling [[gnu::...]] too
     "__annotate__", "section", "symver", "ifunc", "weakref", "gnu::alias",
+    // every other spelling of a GNU attribute (review12/23: [[gnu::__section__]],
+    // [[__gnu__::section]], [[using gnu: ...]], __attribute((...))), and the names of nvcc's
+    // registration machinery, which a declaration of the submission's could capture
+    // (review12/22: a static extern "C" __cudaRegisterVar that nvcc's own stub then called)
+    "gnu", "__gnu__", "__attribute", "__declspec", "__cuda*", "__sti*", "__nv_cuda*", "__fatbin*",
     // (5, 9) timers that call back on a thread, loader and auxiliary-vector queries, the C
     // library's internal names, host clocks (the compiled check refuses them by symbol too)
     "timer_create", "timer_settime", "dl_iterate_phdr", "dladdr", "dladdr1", "dlinfo", "getauxval", "__libc_*",

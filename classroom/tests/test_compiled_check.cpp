@@ -183,6 +183,16 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         {"a global object built at start-up", "#include <string>\n"
          "namespace reduce4_settings { std::string built = std::string(\"a\") + \"b\"; }",
          "more than one entry in .init_array"},
+        // review12/22: a function with C linkage that nvcc's stub would call by its name, and
+        // a C++ function under one of nvcc's registration names.
+        {"a static function with a plain name", "extern \"C\" { __attribute__((used)) static int plain_helper() { return 1; } }",
+         "a function with a plain name, 'plain_helper'"},
+        {"a C++ function under a registration name", "__attribute__((used)) static void __cudaRegisterVar(int) {}",
+         "a name of nvcc's registration machinery"},
+        // review12/23: a section name with a space, which a one-word reading would skip.
+        {"a section whose name has a space", "static void early() {}\n"
+         "__attribute__((used, section(\"\\\".init_array.1 x\\\",\\\"aw\\\"#\"))) static void (*run_early)() = early;",
+         "a section whose name the check cannot read"},
         {"a .fini_array entry", "static void late() {}\n"
          "__attribute__((used, section(\".fini_array\"))) static void (*run_late)() = late;",
          "a section '.fini_array'"},

@@ -116,6 +116,13 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         {"a section by C++ attribute", "[[gnu::section(\".init_array\")]] static void (*early)() = nullptr;", "'section'"},
         {"a symbol version", "[[gnu::symver(\"getenv@@GLIBC_2.2.5\")]] void mine();", "'symver'"},
         {"an alias", "[[gnu::alias(\"mine\")]] void other();", "'gnu::alias'"},
+        // review12: other spellings of the attributes, and nvcc's registration names
+        {"a reserved spelling of a GNU attribute", "[[gnu::__section__(\".init_array\")]] static void (*e)() = nullptr;", "'gnu'"},
+        {"the reserved namespace", "[[__gnu__::__used__]] static int kept;", "'__gnu__'"},
+        {"a using prefix", "[[using gnu: used]] static int kept;", "'gnu'"},
+        {"the short attribute keyword", "__attribute((used)) static int kept;", "'__attribute'"},
+        {"a registration function of nvcc's", "extern \"C\" { static void __cudaRegisterVar(void**, char*, char*, const char*, int, unsigned long, int, int) {} }",
+         "'__cudaRegisterVar'"},
         {"a GNU line marker", "# 1 \"stages.h\"", "a line marker"},
     };
     for (const Attack& a : attacks) {

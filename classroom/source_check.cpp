@@ -36,7 +36,7 @@ const char* const kForbidden[] = {
     // [[__gnu__::section]], [[using gnu: ...]], __attribute((...))), and the names of nvcc's
     // registration machinery, which a declaration of the submission's could capture
     // (review12/22: a static extern "C" __cudaRegisterVar that nvcc's own stub then called)
-    "gnu", "__gnu__", "__attribute", "__declspec", "__cuda*", "__sti*", "__nv_cuda*", "__fatbin*",
+    "gnu::*", "__gnu__", "__attribute", "__declspec", "__cuda*", "__sti*", "__nv_cuda*", "__fatbin*",
     // (5, 9) timers that call back on a thread, loader and auxiliary-vector queries, the C
     // library's internal names, host clocks (the compiled check refuses them by symbol too)
     "timer_create", "timer_settime", "dl_iterate_phdr", "dladdr", "dladdr1", "dlinfo", "getauxval", "__libc_*",
@@ -247,6 +247,9 @@ void check_names_in(const std::string& code, LineAt line_at, int stage, const So
                 previous == "::" && !before_previous.empty() && before_previous != "::" ? before_previous + "::" + t : "";
             if (forbidden_name(t, policy)) {
                 report(number, "'" + t + "' is not allowed in a submission (source_policy.txt)");
+            } else if (t == "gnu" && previous == "using" && forbidden_name("gnu::*", policy)) {
+                // [[using gnu: section(...)]]: the attribute namespace without "::"
+                report(number, "'using gnu' (GNU attributes) is not allowed in a submission (source_policy.txt)");
             } else if (!qualified.empty() && forbidden_name(qualified, policy)) {
                 report(number, "'" + qualified + "' is not allowed in a submission (source_policy.txt)");
             }

@@ -117,9 +117,9 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         {"a symbol version", "[[gnu::symver(\"getenv@@GLIBC_2.2.5\")]] void mine();", "'symver'"},
         {"an alias", "[[gnu::alias(\"mine\")]] void other();", "'gnu::alias'"},
         // review12: other spellings of the attributes, and nvcc's registration names
-        {"a reserved spelling of a GNU attribute", "[[gnu::__section__(\".init_array\")]] static void (*e)() = nullptr;", "'gnu'"},
+        {"a reserved spelling of a GNU attribute", "[[gnu::__section__(\".init_array\")]] static void (*e)() = nullptr;", "'gnu::__section__'"},
         {"the reserved namespace", "[[__gnu__::__used__]] static int kept;", "'__gnu__'"},
-        {"a using prefix", "[[using gnu: used]] static int kept;", "'gnu'"},
+        {"a using prefix", "[[using gnu: used]] static int kept;", "'using gnu'"},
         {"the short attribute keyword", "__attribute((used)) static int kept;", "'__attribute'"},
         {"a registration function of nvcc's", "extern \"C\" { static void __cudaRegisterVar(void**, char*, char*, const char*, int, unsigned long, int, int) {} }",
          "'__cudaRegisterVar'"},
@@ -179,6 +179,7 @@ TEST(SourceCheck, AcceptsWhatOnlyLooksForbidden) {
         "static const char* kNote = \"exit and fork are words\";\n"
         "static const char* kRaw = R\"x(fopen \"quoted\" getenv)x\";\n"
         "__device__ int exit_count = 0, forked = 0;     // longer names\n"
+        "static const unsigned* gnu = nullptr;           // a variable named gnu, not the attribute namespace\n"
         "#include \"legacy_last_warp.cuh\"              // the stage's own header\n"
         "#include <cstdint>\n"
         "#pragma unroll");

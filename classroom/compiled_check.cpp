@@ -99,6 +99,33 @@ bool line_marker(const std::string& line, int& number, std::string& file) {
     return false;
 }
 
+// A symbol the object defines, from a line of `readelf -s -W`:
+// "    30: 00000000000002e5    90 FUNC    LOCAL  DEFAULT   17 _ZL24__sti____cudaRegisterAllv".
+struct DefinedSymbol {
+    std::string value, type, bind, section, name;  // section: its index, as readelf prints it
+};
+
+// Every symbol the object defines (not an undefined one, not a section's or the file's).
+std::vector<DefinedSymbol> defined_symbols(const std::string& tables) {
+    std::vector<DefinedSymbol> symbols;
+    std::istringstream in(tables);
+    for (std::string line; std::getline(in, line);) {
+        std::istringstream words(line);
+        std::string number, size, visibility;
+        DefinedSymbol s;
+        if (!(words >> number >> s.value >> size >> s.type >> s.bind >> visibility >> s.section >> s.name)) continue;
+        if (number.size() < 2 || !std::isdigit(static_cast<unsigned char>(number[0])) || number.back() != ':' ||
+            s.section == "UND" || s.type == "SECTION" || s.type == "FILE") {
+            continue;  // another table's line, an undefined symbol, a section's or the file's
+        }
+        symbols.push_back(std::move(s));
+    }
+    return symbols;
+}
+
+// nvcc's static function that registers the kernels: the one .init_array entry allowed.
+constexpr const char* kRegistration = "_ZL24__sti____cudaRegisterAllv";
+
 // What runs before main. The C library calls every entry of the executable's .init_array
 // (and .preinit_array, .ctors, .init) before main, with main's argc, argv and envp: code
 // there runs before the worker has made its first CUDA call, which is when the sanitizer's
@@ -109,7 +136,6 @@ bool line_marker(const std::string& line, int& number, std::string& file) {
 // global object with a constructor, or a pointer placed in .init_array by a section
 // attribute, is refused. Reads `readelf -S -s -r -W`; returns what is wrong, or "".
 std::string startup_problem(const std::string& tables) {
-    static const char* const kRegistration = "_ZL24__sti____cudaRegisterAllv";
     std::map<std::string, std::string> section_index;  // name -> "[N]" number
     std::string init_array_size;
     int init_arrays = 0;
@@ -166,12 +192,9 @@ std::string startup_problem(const std::string& tables) {
     // Through the section: the function symbol at that offset of that section.
     const auto index = section_index.find(target);
     if (index != section_index.end()) {
-        // Symbols: "    30: 00000000000002e5    90 FUNC    LOCAL  DEFAULT   17 _ZL24__sti____cudaRegisterAllv"
-        static const std::regex symbol(R"(^\s*\d+:\s+([0-9a-f]+)\s+\d+\s+FUNC\s+\S+\s+\S+\s+(\d+)\s+(\S+)\s*$)");
-        for (const std::string& l : lines) {
-            std::smatch m;
-            if (std::regex_search(l, m, symbol) && m.str(2) == index->second && m.str(3) == kRegistration &&
-                std::stoul(m.str(1), nullptr, 16) == std::stoul(addend, nullptr, 16)) {
+        for (const DefinedSymbol& symbol : defined_symbols(tables)) {
+            if (symbol.type == "FUNC" && symbol.section == index->second && symbol.name == kRegistration &&
+                std::stoul(symbol.value, nullptr, 16) == std::stoul(addend, nullptr, 16)) {
                 return "";
             }
         }
@@ -359,17 +382,9 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
     // the name (review12/22 defined a static extern "C" __cudaRegisterVar, which nvcc's one
     // .init_array entry called before main). nvcc's own are the three names below.
     {
-        static const std::set<std::string> kNvccOwn = {"_ZL24__sti____cudaRegisterAllv", "_ZL26__cudaUnregisterBinaryUtilv",
+        static const std::set<std::string> kNvccOwn = {kRegistration, "_ZL26__cudaUnregisterBinaryUtilv",
                                                       "_ZL20__cudaFatCubinHandle"};
-        std::istringstream all(files.elf_tables);
-        for (std::string line; std::getline(all, line);) {
-            std::istringstream words(line);
-            std::string number, value, size, type, bind, visibility, section, name;
-            if (!(words >> number >> value >> size >> type >> bind >> visibility >> section >> name)) continue;
-            if (number.size() < 2 || !std::isdigit(static_cast<unsigned char>(number[0])) || number.back() != ':' ||
-                section == "UND" || type == "SECTION" || type == "FILE") {
-                continue;
-            }
+        for (const auto& [value, type, bind, section, name] : defined_symbols(files.elf_tables)) {
             if ((type == "FUNC" || type == "IFUNC") && name.rfind("_Z", 0) != 0) {
                 report("the object defines a function with a plain name, '" + name + "' (" + bind +
                        "): C linkage, which nvcc's generated code or a library could call by that name; give it C++ "
@@ -392,15 +407,8 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
     // section attribute's string). So an allow-list, whatever the symbol's type or binding:
     // a kernel.cu defines only C++ names (mangled, "_Z..."), its stage's record
     // ("reduceN_stage") and the compiler's own personality reference.
-    std::istringstream symbols(files.elf_tables);
-    for (std::string line; std::getline(symbols, line);) {
-        std::istringstream words(line);
-        std::string number, value, size, type, bind, visibility, section, name;
-        if (!(words >> number >> value >> size >> type >> bind >> visibility >> section >> name)) continue;
-        if (number.size() < 2 || !std::isdigit(static_cast<unsigned char>(number[0])) || number.back() != ':' ||
-            section == "UND" || bind == "LOCAL") {
-            continue;  // the table's header, an undefined or a local symbol
-        }
+    for (const auto& [value, type, bind, section, name] : defined_symbols(files.elf_tables)) {
+        if (bind == "LOCAL") continue;
         const bool allowed = name.find('@') == std::string::npos &&
                              (name.rfind("_Z", 0) == 0 || name == "reduce" + std::to_string(stage) + "_stage" ||
                               name == "DW.ref.__gxx_personality_v0");

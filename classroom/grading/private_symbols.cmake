@@ -22,7 +22,6 @@ foreach(var NM OBJCOPY AR READELF ARCHIVE RECORD OUT)
   endif()
 endforeach()
 
-get_filename_component(out_dir "${OUT}" DIRECTORY)
 set(unpacked "${OUT}.members")
 file(REMOVE_RECURSE "${unpacked}")
 file(MAKE_DIRECTORY "${unpacked}")

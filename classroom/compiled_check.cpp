@@ -316,6 +316,18 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         for (const std::string& p : check_names(path, lines, stage, policy, kMadeByMacros)) {
             if (problems.size() < 20) problems.push_back(p + " [" + name + "]");
         }
+        // A directive the preprocessor passes on to the compiler: #ident (and #sccs, which
+        // becomes one) puts its string unescaped into the assembly (review13/24 and 25 wrote
+        // their own assembly through it). Only #pragma lines may come from the submission.
+        for (const auto& [number, line] : lines) {
+            const std::size_t at = line.find_first_not_of(" \t");
+            if (at == std::string::npos || line[at] != '#') continue;
+            const std::size_t word = line.find_first_not_of(" \t", at + 1);
+            if (word == std::string::npos || line.compare(word, 6, "pragma") != 0) {
+                report(path + ":" + std::to_string(number) + ": after preprocessing, a directive line ('" +
+                       line.substr(at, 40) + "') that the compiler passes on [" + name + "]");
+            }
+        }
     }
 
     // What the object calls.
@@ -376,19 +388,26 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         }
     }
 
-    // Functions with plain names, and nvcc's registration names, whatever the binding. A
-    // C++ function, static ones too, has a mangled name; a function with a plain name has C
-    // linkage, and a static one declared before nvcc's stub is what that stub then calls by
-    // the name (review12/22 defined a static extern "C" __cudaRegisterVar, which nvcc's one
-    // .init_array entry called before main). nvcc's own are the three names below.
+    // Plain names, and nvcc's registration names, whatever the type and binding. A C++
+    // function or variable, static ones too, has a mangled name; a symbol with a plain name
+    // is what the object's own calls to that name bind to, before the linker or the loader
+    // looks further: review12/22 defined a static extern "C" __cudaRegisterVar, review13/24
+    // a local label named atexit in its own assembly, and nvcc's one .init_array entry
+    // called each before main. The compiler's plain names are few: its local labels (.L),
+    // nvcc's fatbinData, the stage's record and the unwinder's DW.ref references. nvcc's own
+    // registration names are the three below.
     {
         static const std::set<std::string> kNvccOwn = {kRegistration, "_ZL26__cudaUnregisterBinaryUtilv",
                                                       "_ZL20__cudaFatCubinHandle"};
+        const std::string record = "reduce" + std::to_string(stage) + "_stage";
         for (const auto& [value, type, bind, section, name] : defined_symbols(files.elf_tables)) {
-            if ((type == "FUNC" || type == "IFUNC") && name.rfind("_Z", 0) != 0) {
-                report("the object defines a function with a plain name, '" + name + "' (" + bind +
-                       "): C linkage, which nvcc's generated code or a library could call by that name; give it C++ "
-                       "linkage");
+            const bool compilers = name.rfind("_Z", 0) == 0 || name.rfind(".L", 0) == 0 || name == "fatbinData" ||
+                                   name == record || name == "DW.ref.__gxx_personality_v0" ||
+                                   name.rfind("DW.ref._Z", 0) == 0;
+            if (!compilers) {
+                report("the object defines a symbol with a plain name, '" + name + "' (" + type + ", " + bind +
+                       "): C linkage or a label of hand-written assembly, which nvcc's generated code or a library "
+                       "could reach by that name; give it C++ linkage");
                 continue;
             }
             const std::string readable = demangled(name);
@@ -417,6 +436,29 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
                    "), a name outside C++'s mangled ones, which would take the place of a library's symbol of that "
                    "name in the whole worker: give your own functions and variables C++ linkage, inside a namespace "
                    "or static (a variable at file scope, __device__ ones too, keeps its plain name)");
+        }
+    }
+
+    // Two relocations at one place: the linker applies both, the later one winning, so a
+    // relocation of the submission's own (an assembler's .reloc) could retarget a call the
+    // compiler wrote in nvcc's registration function (review13/25 turned its call of atexit
+    // into a call of its own function). A compiler writes one relocation per place.
+    {
+        std::set<std::string> places;
+        std::string table;
+        std::istringstream lines(files.elf_tables);
+        static const std::regex entry(R"(^([0-9a-f]{8,16})\s+[0-9a-f]{8,16}\s+R_)");
+        for (std::string line; std::getline(lines, line);) {
+            if (line.rfind("Relocation section", 0) == 0) {
+                table = line;
+                continue;
+            }
+            std::smatch m;
+            if (!table.empty() && std::regex_search(line, m, entry) && !places.insert(table + " " + m.str(1)).second) {
+                report("the object has two relocations at one place (" + m.str(1) + " in " + table.substr(0, 80) +
+                       "): a relocation written by hand, which could retarget the compiler's code");
+                break;
+            }
         }
     }
 

@@ -186,13 +186,22 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         // review12/22: a function with C linkage that nvcc's stub would call by its name, and
         // a C++ function under one of nvcc's registration names.
         {"a static function with a plain name", "extern \"C\" { __attribute__((used)) static int plain_helper() { return 1; } }",
-         "a function with a plain name, 'plain_helper'"},
+         "a symbol with a plain name, 'plain_helper'"},
         {"a C++ function under a registration name", "__attribute__((used)) static void __cudaRegisterVar(int) {}",
          "a name of nvcc's registration machinery"},
         // review12/23: a section name with a space, which a one-word reading would skip.
         {"a section whose name has a space", "static void early() {}\n"
          "__attribute__((used, section(\"\\\".init_array.1 x\\\",\\\"aw\\\"#\"))) static void (*run_early)() = early;",
          "a section whose name the check cannot read"},
+        // review13/24 and 25: assembly of the submission's own, through #ident: a local label
+        // under a name nvcc's registration function calls, a second relocation at the place
+        // of one of its calls, and the directive itself in the preprocessed lines.
+        {"an ident directive", "#ident \"reduce4\"", "a directive line ('#ident"},
+        {"a label with a plain name", "asm(\".pushsection .text\\nplain_label:\\n\\tret\\n.popsection\");",
+         "a symbol with a plain name, 'plain_label' (NOTYPE, LOCAL)"},
+        {"a second relocation at a call", "asm(\".pushsection .text\\n1:\\tcall free\\n\\t.reloc 1b+1, R_X86_64_PLT32, "
+                                          "malloc-4\\n.popsection\");",
+         "two relocations at one place"},
         {"a .fini_array entry", "static void late() {}\n"
          "__attribute__((used, section(\".fini_array\"))) static void (*run_late)() = late;",
          "a section '.fini_array'"},
@@ -206,6 +215,18 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         ASSERT_EQ(c.error, "") << a.what;
         const std::string problems = joined(checked(c, 4, instructor));
         EXPECT_NE(problems.find(a.reason), std::string::npos) << a.what << ":\n" << problems;
+    }
+    // The thirteenth review's attacks themselves: the directive, and behind it the object's
+    // rule that each one's assembly meets (a label under a plain name; a second relocation).
+    for (const auto& [file, rule] : {std::pair{"24-ident-directive-writes-assembly-that-captures-nvccs-atexit.cu",
+                                               "a symbol with a plain name, 'atexit'"},
+                                     std::pair{"25-ident-directive-adds-a-relocation-that-retargets-nvccs-atexit.cu",
+                                               "two relocations at one place"}}) {
+        const Compiled c = compile(std::string("review13-") + file, read_file(kRepo / "classroom/tests/attacks" / file), 4);
+        ASSERT_EQ(c.error, "") << file;
+        const std::string problems = joined(checked(c, 4, instructor));
+        EXPECT_NE(problems.find("a directive line ('#ident"), std::string::npos) << file << ":\n" << problems;
+        EXPECT_NE(problems.find(rule), std::string::npos) << file << ":\n" << problems;
     }
     // An assignment that allows clocks in kernels.
     const Compiled clocked = compile("allowed-clock", reference + "\n__global__ void timed(long long* t) { *t = clock64(); }\n", 4);

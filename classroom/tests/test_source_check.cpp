@@ -124,6 +124,11 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         {"a registration function of nvcc's", "extern \"C\" { static void __cudaRegisterVar(void**, char*, char*, const char*, int, unsigned long, int, int) {} }",
          "'__cudaRegisterVar'"},
         {"a GNU line marker", "# 1 \"stages.h\"", "a line marker"},
+        // review13: directives the compiler passes on to the assembly, unescaped
+        {"an ident directive", "#ident \"x\\\"\\n.globl getenv#\"", "#ident is not allowed"},
+        {"an sccs directive", "#sccs \"x\"", "#sccs is not allowed"},
+        {"an assertion", "#assert machine(x86)", "#assert is not allowed"},
+        {"a directive behind a comment", "/* */ # ident \"x\"", "#ident is not allowed"},
     };
     for (const Attack& a : attacks) {
         const std::string problems = joined(check(with_line(a.line)));

@@ -4,9 +4,9 @@
 
 using namespace bench_detail;
 
-RunConfig run_config(const Options& options) {
+RunConfig run_config(const Stage& stage, const Options& options) {
     RunConfig config;
-    config.block = options.block;
+    config.block = options.block != 0 ? options.block : stage.default_block;
     config.variants = options.variant_choices;  // each stage reads its own, the rest run their defaults
     return config;
 }

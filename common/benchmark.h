@@ -20,7 +20,8 @@ struct BenchContext {
     cudaStream_t stream;
 };
 
-RunConfig run_config(const Options& options);
+// The stage's run with the command line's block (or the stage's default_block) and variants.
+RunConfig run_config(const Stage& stage, const Options& options);
 
 // A stage's launcher, timed from its first kernel to its last.
 template <typename T>

@@ -177,7 +177,7 @@ std::string usage_text(const ProgramSpec& spec) {
         << "                    (as far as the GPU's memory allows)\n"
         << "  --type T          int | float | double (default float)\n"
         << "  --block B         threads per block, a power of two from " << spec.min_block << " to "
-        << spec.max_block << " (default 256)\n"
+        << spec.max_block << " (default: the stage's default_block, in its record)\n"
         << "  --iters K         timed runs, the median is reported (default 20)\n"
         << "  --warmup W        untimed runs before timing (default 3)\n"
         << "  --timing M        flushed (default: the L2 flushed before each run, one event pair each) |\n"

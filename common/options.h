@@ -44,7 +44,7 @@ struct SizeSweep {
 struct Options {
     std::size_t n = std::size_t{1} << 26;
     ValueType type = ValueType::Float32;
-    int block = 256;
+    int block = 0;  // --block; 0 where it is not given: each stage takes its own default_block (stage.h)
     int iters = 20;
     int warmup = 3;
     TimingMethod timing = TimingMethod::Flushed;

@@ -16,20 +16,32 @@ std::string data_note(const Options& options) {
     return options.data == InputData::Uniform ? " (uniform in [0, 1), checked against a correctly rounded sum)" : "";
 }
 
+// "256": --block, or the stages' default_block; where their defaults differ, each one that
+// differs from the first's: "256 (reduce7 512)".
+std::string block_text(const Program& program, const Options& options) {
+    if (options.block != 0 || program.stages.empty()) return std::to_string(run_config(reduce0_stage, options).block);
+    const int first = program.stages.front()->default_block;
+    std::string others;
+    for (const Stage* stage : program.stages) {
+        if (stage->default_block != first) others += ", " + std::string(stage->name) + " " + std::to_string(stage->default_block);
+    }
+    return std::to_string(first) + (others.empty() ? "" : " (" + others.substr(2) + ")");
+}
+
 // "n = 67,108,864 (2^26) float values = 268.4 MB, block 256, seed 2026"
-std::string problem_line(const Options& options, std::size_t n) {
+std::string problem_line(const Options& options, const std::string& block, std::size_t n) {
     const std::size_t bytes = n * type_size(options.type);
     const std::string power = count_text(n);  // "2^26", or the plain number
     return "n = " + with_thousands(n) + (n > 1 && power.find('^') != std::string::npos ? " (" + power + ")" : "") + " " +
            std::string(type_name(options.type)) + " values" + data_note(options) + " = " +
-           bytes_text(static_cast<double>(bytes)) + ", block " + std::to_string(options.block) + ", seed " +
+           bytes_text(static_cast<double>(bytes)) + ", block " + block + ", seed " +
            std::to_string(options.seed);
 }
 
 // "n = 2^10 ... 2^28 float values, block 256, seed 2026"
-std::string sweep_line(const Options& options, std::size_t from, std::size_t to) {
+std::string sweep_line(const Options& options, const std::string& block, std::size_t from, std::size_t to) {
     return "n = " + count_text(from) + " ... " + count_text(to) + " " + std::string(type_name(options.type)) +
-           " values" + data_note(options) + ", block " + std::to_string(options.block) + ", seed " +
+           " values" + data_note(options) + ", block " + block + ", seed " +
            std::to_string(options.seed);
 }
 
@@ -101,11 +113,12 @@ int run_typed(const Program& program, const Options& options) {
     BenchContext context{device, options, flusher, stream};
 
     const bool table = options.format == OutputFormat::Table;
+    const std::string block = block_text(program, options);
     if (table) {
         print_header(std::cout, RunHeader{program.spec.name + ": " + program.spec.summary, describe_device(device),
                                           describe_peak(device), describe_software(device),
-                                          options.sweep ? sweep_line(options, sizes.front(), sizes.back())
-                                                        : problem_line(options, sizes.front()),
+                                          options.sweep ? sweep_line(options, block, sizes.front(), sizes.back())
+                                                        : problem_line(options, block, sizes.front()),
                                           method_line(options, flusher)});
     }
     if (!copy_note.empty()) (table ? std::cout : std::cerr) << copy_note << "\n";
@@ -125,7 +138,7 @@ int run_typed(const Program& program, const Options& options) {
         for (const Record& r : records) all_verified = all_verified && r.verified;
         if (table) {
             std::cout << "\n";
-            if (options.sweep) std::cout << problem_line(options, n) << "\n  " << input_line(input) << "\n";
+            if (options.sweep) std::cout << problem_line(options, block, n) << "\n  " << input_line(input) << "\n";
             print_table(std::cout, records);
         } else if (options.format == OutputFormat::Csv) {
             write_csv(std::cout, records, all.empty());
@@ -160,10 +173,10 @@ OperatorProgram& operator_program() {
 }  // namespace
 
 std::vector<RunConfig> stage_configs(const Stage& stage, const Options& options, const DeviceInfo& device) {
-    if (!options.variants) return {run_config(options)};
+    if (!options.variants) return {run_config(stage, options)};
     // Every labelled variant the stage declares (variant.h), on top of the command line's choices.
     std::vector<RunConfig> configs;
-    RunConfig config = run_config(options);
+    RunConfig config = run_config(stage, options);
     for (VariantChoices& choices : variant_runs(stage.variants, options.variant_choices, options.type,
                                                 device.cc_major * 10 + device.cc_minor)) {
         config.variants = std::move(choices);
@@ -207,7 +220,7 @@ int run_program(int argc, char** argv, const Program& program) {
     return run_reporting_errors(name, [&] {
         if (options.explain) {  // host only: replays the kernel's tree, touches no GPU
             const Stage& stage = *program.stages.back();
-            const TreeTrace trace = stage.trace(static_cast<unsigned>(options.block));
+            const TreeTrace trace = stage.trace(static_cast<unsigned>(run_config(stage, options).block));
             print_explain(std::cout, stage.name, trace, analyze_tree(trace));
             if (type_size(options.type) != 4) {  // the tree is the same; its bank conflicts are not
                 std::cout << "(--type " << type_name(options.type)

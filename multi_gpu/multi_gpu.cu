@@ -367,7 +367,7 @@ std::vector<std::string> Team::all_gather(const std::string& mine) {
 
 RunConfig reduce7_config(ValueType) {
     RunConfig config;  // reduce7's labelled variants at their defaults for the type: 16-byte loads, its finish
-    config.block = 256;
+    config.block = reduce7_stage.default_block;
     return config;
 }
 

@@ -87,7 +87,7 @@ TEST_F(Harness, EveryBrokenStageFailsEveryRun) {
             const DeviceInput<float> input = make_device_input<float>(n, 7);
             for (const Stage& stage : broken) {
                 BenchContext ctx = context();
-                const Record r = bench_stage(stage, run_config(options), input, ctx);
+                const Record r = bench_stage(stage, run_config(stage, options), input, ctx);
                 EXPECT_FALSE(r.verified) << stage.name << " n=" << n;
                 EXPECT_EQ(r.failed_runs, r.checked_runs) << stage.name << " n=" << n;
                 EXPECT_EQ(r.checked_runs, 1 + options.warmup + options.iters);
@@ -103,9 +103,8 @@ TEST_F(Harness, StagesCubAndCopyVerifyAndCompare) {
         SCOPED_TRACE(std::string(timing_name(timing)));
         const DeviceInput<int> input = make_device_input<int>((std::size_t{1} << 22) + 5, 11);
         BenchContext ctx = context();
-        const RunConfig config = run_config(options);
-        std::vector<Record> records = {bench_stage(reduce0_stage, config, input, ctx),
-                                       bench_stage(*all_stages().back(), config, input, ctx),
+        std::vector<Record> records = {bench_stage(reduce0_stage, run_config(reduce0_stage, options), input, ctx),
+                                       bench_stage(*all_stages().back(), run_config(*all_stages().back(), options), input, ctx),
                                        bench_cub(input, ctx), bench_copy(input, ctx)};
         compare_records(records);
         for (const Record& r : records) {
@@ -177,7 +176,7 @@ TEST_F(Harness, ZeroElementsSumToZero) {
     const DeviceInput<double> input = make_device_input<double>(0, 1);
     BenchContext ctx = context();
     for (const Stage* stage : all_stages()) {
-        const Record r = bench_stage(*stage, run_config(options), input, ctx);
+        const Record r = bench_stage(*stage, run_config(*stage, options), input, ctx);
         EXPECT_TRUE(r.verified) << stage->name << ": " << r.check;
     }
 }
@@ -199,7 +198,7 @@ TEST_F(Harness, FixedCostFloorsAndBatchesVerify) {
         for (Submission how : {Submission::Stream, Submission::Graph}) {
             records.push_back(bench_floor_batch(batch, how, ctx));
             records.push_back(bench_read_floor_batch(batch, how, ctx));
-            records.push_back(bench_stage_batch(*all_stages().back(), run_config(options), batch, how, ctx));
+            records.push_back(bench_stage_batch(*all_stages().back(), run_config(*all_stages().back(), options), batch, how, ctx));
         }
         if (n > one_tile_capacity<float>()) EXPECT_THROW(bench_one_tile(input, ctx), std::invalid_argument);
         for (const Record& r : records) {
@@ -219,7 +218,7 @@ TEST_F(Harness, EveryBrokenStageFailsInABatch) {
     const BatchInputs<float> batch = make_batch_inputs(input, 2, device->l2_bytes, stream);
     for (const Stage& stage : broken) {
         for (Submission how : {Submission::Stream, Submission::Graph}) {
-            const Record r = bench_stage_batch(stage, run_config(options), batch, how, ctx);
+            const Record r = bench_stage_batch(stage, run_config(stage, options), batch, how, ctx);
             EXPECT_FALSE(r.verified) << stage.name << " in a " << submission_name(how);
             EXPECT_EQ(r.failed_runs, r.checked_runs) << stage.name << " in a " << submission_name(how);
         }

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmark.h"
 #include "stages.h"
 
 namespace {
@@ -135,3 +136,17 @@ TEST(HarnessKnowsNoStage, TheStagesKeepTheLabelsOfTheResults) {
 }
 
 }  // namespace
+
+// What a run takes for its block is the stage's to say: its record's default_block when
+// --block is not given (a block the stage supports), the command line's when it is.
+TEST(StageRecords, TheDefaultBlockIsTheStagesOwnAndOneItSupports) {
+    for (const Stage* stage : all_stages()) {
+        const int block = stage->default_block;
+        EXPECT_TRUE(block >= stage->min_block && block <= stage->max_block && (block & (block - 1)) == 0)
+            << stage->name << ": default_block " << block;
+        Options options;  // --block not given
+        EXPECT_EQ(run_config(*stage, options).block, block) << stage->name;
+        options.block = stage->min_block;
+        EXPECT_EQ(run_config(*stage, options).block, stage->min_block) << stage->name;
+    }
+}

@@ -70,7 +70,7 @@ TEST(Options, Defaults) {
     const Options o = parse({});
     EXPECT_EQ(o.n, std::size_t{1} << 26);
     EXPECT_EQ(o.type, ValueType::Float32);
-    EXPECT_EQ(o.block, 256);
+    EXPECT_EQ(o.block, 0);  // not given: each stage's default_block
     EXPECT_EQ(o.iters, 20);
     EXPECT_EQ(o.warmup, 3);
     EXPECT_EQ(o.device, 0);

@@ -3,6 +3,7 @@
 #include <cxxabi.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
@@ -102,7 +103,7 @@ bool line_marker(const std::string& line, int& number, std::string& file) {
 // A symbol the object defines, from a line of `readelf -s -W`:
 // "    30: 00000000000002e5    90 FUNC    LOCAL  DEFAULT   17 _ZL24__sti____cudaRegisterAllv".
 struct DefinedSymbol {
-    std::string value, type, bind, section, name;  // section: its index, as readelf prints it
+    std::string value, size, type, bind, section, name;  // section: its index, as readelf prints it
 };
 
 // Every symbol the object defines (not an undefined one, not a section's or the file's).
@@ -111,9 +112,9 @@ std::vector<DefinedSymbol> defined_symbols(const std::string& tables) {
     std::istringstream in(tables);
     for (std::string line; std::getline(in, line);) {
         std::istringstream words(line);
-        std::string number, size, visibility;
+        std::string number, visibility;
         DefinedSymbol s;
-        if (!(words >> number >> s.value >> size >> s.type >> s.bind >> visibility >> s.section >> s.name)) continue;
+        if (!(words >> number >> s.value >> s.size >> s.type >> s.bind >> visibility >> s.section >> s.name)) continue;
         if (number.size() < 2 || !std::isdigit(static_cast<unsigned char>(number[0])) || number.back() != ':' ||
             s.section == "UND" || s.type == "SECTION" || s.type == "FILE") {
             continue;  // another table's line, an undefined symbol, a section's or the file's
@@ -121,6 +122,57 @@ std::vector<DefinedSymbol> defined_symbols(const std::string& tables) {
         symbols.push_back(std::move(s));
     }
     return symbols;
+}
+
+// "a string in an attribute (...)" where `text` (preprocessed C++) has a string or
+// character literal inside `__attribute__((...))` or `[[...]]`; "" where it has none.
+std::string string_in_attribute(const std::string& text) {
+    auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+    for (std::size_t at = 0; at < text.size(); ++at) {
+        const char c = text[at];
+        // A literal outside any attribute: skip it, as the compiler reads it (a quote after a
+        // digit is a digit separator; R"delim( ... )delim" is a raw string).
+        if (c == '"' && at > 0 && text[at - 1] == 'R' && (at < 2 || !ident(text[at - 2]) || text[at - 2] == '8' ||
+                                                           text[at - 2] == 'u' || text[at - 2] == 'U' || text[at - 2] == 'L')) {
+            const std::size_t paren = text.find('(', at);
+            if (paren == std::string::npos) return "a raw string the check cannot read";
+            const std::size_t end = text.find(")" + text.substr(at + 1, paren - at - 1) + "\"", paren);
+            if (end == std::string::npos) return "a raw string the check cannot read";
+            at = end + paren - at;
+            continue;
+        }
+        if (c == '"' || (c == '\'' && (at == 0 || !std::isalnum(static_cast<unsigned char>(text[at - 1]))))) {
+            for (++at; at < text.size() && text[at] != c; ++at) {
+                if (text[at] == '\\') ++at;
+            }
+            continue;
+        }
+        std::size_t open = std::string::npos;
+        char opener = 0, closer = 0;
+        if (c == '[' && at + 1 < text.size() && text[at + 1] == '[') {
+            open = at, opener = '[', closer = ']';
+        } else if (text.compare(at, 13, "__attribute__") == 0 && (at == 0 || !ident(text[at - 1])) &&
+                   (at + 13 >= text.size() || !ident(text[at + 13]))) {
+            open = text.find('(', at + 13);
+            opener = '(', closer = ')';
+            if (open == std::string::npos || text.find_first_not_of(" \t\n", at + 13) != open) continue;
+        } else {
+            continue;
+        }
+        int depth = 0;
+        for (std::size_t k = open; k < text.size(); ++k) {
+            if (text[k] == '"' || text[k] == '\'') {
+                return "a string in an attribute ('" + text.substr(at, std::min<std::size_t>(k - at + 20, 60)) +
+                       "'): its string would reach the assembly unescaped";
+            }
+            if (text[k] == opener) ++depth;
+            if (text[k] == closer && --depth == 0) {
+                at = k;
+                break;
+            }
+        }
+    }
+    return "";
 }
 
 // nvcc's static function that registers the kernels: the one .init_array entry allowed.
@@ -200,6 +252,50 @@ std::string startup_problem(const std::string& tables) {
         }
     }
     return "an .init_array entry that is not nvcc's registration of the kernels (" + target + " + " + addend + ")";
+}
+
+// What nvcc's registration function calls: the runtime's __cudaRegister* functions and
+// atexit, nothing else. A call of its that reaches the submission's code runs that code
+// before main (review13/24 bound its atexit to a label of the submission's, 25 retargeted it
+// by a second relocation, review14/26 by a .weakref alias). "" where it calls only those.
+std::string registration_calls_problem(const std::string& tables) {
+    const std::vector<DefinedSymbol> symbols = defined_symbols(tables);
+    const auto registration = std::find_if(symbols.begin(), symbols.end(),
+                                           [](const DefinedSymbol& s) { return s.name == kRegistration; });
+    if (registration == symbols.end()) return "";  // no kernels, no registration
+    // Its section's name, from "  [41] .text.startup     PROGBITS ...".
+    std::string section;
+    static const std::regex section_line(R"(^\s*\[\s*(\d+)\]\s+(\S+)\s)");
+    std::istringstream in(tables);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (const std::string& l : lines) {
+        std::smatch m;
+        if (std::regex_search(l, m, section_line) && m.str(1) == registration->section) section = m.str(2);
+    }
+    if (section.empty()) return "nvcc's registration function in a section the check cannot find";
+    const unsigned long from = std::stoul(registration->value, nullptr, 16);
+    const unsigned long to = from + std::stoul(registration->size);
+    // Its relocations: "0000000000000009  0000008d00000004 R_X86_64_PLT32  0000000000000000 atexit - 4".
+    static const std::regex entry(R"(^([0-9a-f]+)\s+[0-9a-f]+\s+(R_X86_64_\w+)\s+[0-9a-f]+\s+(\S+))");
+    bool in_section = false;
+    for (const std::string& l : lines) {
+        if (l.rfind("Relocation section", 0) == 0) {
+            in_section = l.find("'.rela" + section + "'") != std::string::npos;
+            continue;
+        }
+        std::smatch m;
+        if (!in_section || !std::regex_search(l, m, entry)) continue;
+        const unsigned long offset = std::stoul(m.str(1), nullptr, 16);
+        const std::string type = m.str(2), target = m.str(3);
+        const bool call = type == "R_X86_64_PLT32" || type.rfind("R_X86_64_GOTPC", 0) == 0;
+        if (offset < from || offset >= to || !call) continue;
+        if (target != "atexit" && target.rfind("__cudaRegister", 0) != 0) {
+            return "a call from nvcc's registration function to '" + target + "' (" + type +
+                   "): it calls only the runtime's registration functions and atexit";
+        }
+    }
+    return "";
 }
 
 std::vector<std::pair<int, std::string>> lines_from(const std::string& preprocessed, const std::string& file) {
@@ -316,6 +412,16 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         for (const std::string& p : check_names(path, lines, stage, policy, kMadeByMacros)) {
             if (problems.size() < 20) problems.push_back(p + " [" + name + "]");
         }
+        // A string in an attribute: GCC copies an attribute's string (a section's name, an
+        // alias's or weakref's target, a symbol version) into the assembly unescaped, so the
+        // string can write assembly of its own (review10/19, review14/26, each through a
+        // macro the text does not show). No attribute a kernel.cu needs takes a string.
+        {
+            std::string text;
+            for (const auto& [number, line] : lines) text += line + "\n";
+            const std::string problem = string_in_attribute(text);
+            if (!problem.empty()) report(path + ": after preprocessing, " + problem + " [" + name + "]");
+        }
         // A directive the preprocessor passes on to the compiler: #ident (and #sccs, which
         // becomes one) puts its string unescaped into the assembly (review13/24 and 25 wrote
         // their own assembly through it). Only #pragma lines may come from the submission.
@@ -381,6 +487,8 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
     }
 
     if (!files.elf_tables.empty()) {
+        const std::string calls = registration_calls_problem(files.elf_tables);
+        if (!calls.empty()) report("the object has " + calls + ": code of the submission's would run before main");
         const std::string startup = startup_problem(files.elf_tables);
         if (!startup.empty()) {
             report("the object has " + startup + ": code that would run before main, before the worker's first CUDA "
@@ -400,7 +508,7 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         static const std::set<std::string> kNvccOwn = {kRegistration, "_ZL26__cudaUnregisterBinaryUtilv",
                                                       "_ZL20__cudaFatCubinHandle"};
         const std::string record = "reduce" + std::to_string(stage) + "_stage";
-        for (const auto& [value, type, bind, section, name] : defined_symbols(files.elf_tables)) {
+        for (const auto& [value, size, type, bind, section, name] : defined_symbols(files.elf_tables)) {
             const bool compilers = name.rfind("_Z", 0) == 0 || name.rfind(".L", 0) == 0 || name == "fatbinData" ||
                                    name == record || name == "DW.ref.__gxx_personality_v0" ||
                                    name.rfind("DW.ref._Z", 0) == 0;
@@ -426,7 +534,7 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
     // section attribute's string). So an allow-list, whatever the symbol's type or binding:
     // a kernel.cu defines only C++ names (mangled, "_Z..."), its stage's record
     // ("reduceN_stage") and the compiler's own personality reference.
-    for (const auto& [value, type, bind, section, name] : defined_symbols(files.elf_tables)) {
+    for (const auto& [value, size, type, bind, section, name] : defined_symbols(files.elf_tables)) {
         if (bind == "LOCAL") continue;
         const bool allowed = name.find('@') == std::string::npos &&
                              (name.rfind("_Z", 0) == 0 || name == "reduce" + std::to_string(stage) + "_stage" ||

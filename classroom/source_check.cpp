@@ -37,6 +37,10 @@ const char* const kForbidden[] = {
     // registration machinery, which a declaration of the submission's could capture
     // (review12/22: a static extern "C" __cudaRegisterVar that nvcc's own stub then called)
     "gnu::*", "__gnu__", "__attribute", "__declspec", "__cuda*", "__sti*", "__nv_cuda*", "__fatbin*",
+    // CUDA's other macro for __attribute__ (review14/26 placed a section with it), beside
+    // __annotate__; a forbidden name's reserved spelling __name__ is forbidden with it
+    // (forbidden_name: __section__, __constructor__, __symver__, ...)
+    "__location__",
     // (5, 9) timers that call back on a thread, loader and auxiliary-vector queries, the C
     // library's internal names, host clocks (the compiled check refuses them by symbol too)
     "timer_create", "timer_settime", "dl_iterate_phdr", "dladdr", "dladdr1", "dlinfo", "getauxval", "__libc_*",
@@ -77,6 +81,11 @@ const char* const kIncludes[] = {
 bool forbidden_name(const std::string& name, const SourcePolicy& policy) {
     if (policy.allowed.count(name)) return false;
     if (policy.forbidden.count(name)) return true;
+    // GCC takes every attribute by its reserved spelling too: __section__ is section.
+    if (name.size() > 4 && name.compare(0, 2, "__") == 0 && name.compare(name.size() - 2, 2, "__") == 0 &&
+        forbidden_name(name.substr(2, name.size() - 4), policy)) {
+        return true;
+    }
     for (const std::string& f : policy.forbidden) {
         if (!f.empty() && f.back() == '*' && name.compare(0, f.size() - 1, f, 0, f.size() - 1) == 0 &&
             !policy.allowed.count(f)) {

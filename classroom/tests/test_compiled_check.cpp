@@ -202,6 +202,15 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         {"a second relocation at a call", "asm(\".pushsection .text\\n1:\\tcall free\\n\\t.reloc 1b+1, R_X86_64_PLT32, "
                                           "malloc-4\\n.popsection\");",
          "two relocations at one place"},
+        // review14/26: a section's string through CUDA's __location__ macro, in the reserved
+        // spelling; the preprocessed text shows the attribute and its string.
+        {"a string in an attribute", "__location__(__section__(\".data.reduce4\")) int reduce4_marker = 1;",
+         "a string in an attribute"},
+        {"a weak reference that takes nvcc's call of atexit",
+         "namespace reduce4_settings { int late(void (*)()) { return 0; } }\n"
+         "asm(\".weakref atexit, _ZN16reduce4_settings4lateEPFvvE\");",
+         "a call from nvcc's registration function to '_ZN16reduce4_settings4lateEPFvvE'"},
+        {"a string in a C++ attribute", "[[deprecated(\"x\")]] static int reduce4_old = 1;", "a string in an attribute"},
         {"a .fini_array entry", "static void late() {}\n"
          "__attribute__((used, section(\".fini_array\"))) static void (*run_late)() = late;",
          "a section '.fini_array'"},
@@ -216,17 +225,23 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         const std::string problems = joined(checked(c, 4, instructor));
         EXPECT_NE(problems.find(a.reason), std::string::npos) << a.what << ":\n" << problems;
     }
-    // The thirteenth review's attacks themselves: the directive, and behind it the object's
-    // rule that each one's assembly meets (a label under a plain name; a second relocation).
-    for (const auto& [file, rule] : {std::pair{"24-ident-directive-writes-assembly-that-captures-nvccs-atexit.cu",
-                                               "a symbol with a plain name, 'atexit'"},
-                                     std::pair{"25-ident-directive-adds-a-relocation-that-retargets-nvccs-atexit.cu",
-                                               "two relocations at one place"}}) {
-        const Compiled c = compile(std::string("review13-") + file, read_file(kRepo / "classroom/tests/attacks" / file), 4);
+    // The thirteenth and fourteenth reviews' attacks themselves: the door (a directive, a
+    // string in an attribute) and behind it each rule its assembly meets.
+    const std::vector<std::pair<std::string, std::vector<std::string>>> reviewed = {
+        {"24-ident-directive-writes-assembly-that-captures-nvccs-atexit.cu",
+         {"a directive line ('#ident", "a symbol with a plain name, 'atexit'"}},
+        {"25-ident-directive-adds-a-relocation-that-retargets-nvccs-atexit.cu",
+         {"a directive line ('#ident", "two relocations at one place"}},
+        {"26-location-macro-section-string-weakrefs-nvccs-atexit.cu",
+         {"a string in an attribute", "a call from nvcc's registration function"}},
+        {"27-align-macro-with-unbalanced-argument-adds-a-section-string.cu",
+         {"a string in an attribute", "a call from nvcc's registration function"}},
+    };
+    for (const auto& [file, reasons] : reviewed) {
+        const Compiled c = compile("reviewed-" + file.substr(0, 2), read_file(kRepo / "classroom/tests/attacks" / file), 4);
         ASSERT_EQ(c.error, "") << file;
         const std::string problems = joined(checked(c, 4, instructor));
-        EXPECT_NE(problems.find("a directive line ('#ident"), std::string::npos) << file << ":\n" << problems;
-        EXPECT_NE(problems.find(rule), std::string::npos) << file << ":\n" << problems;
+        for (const std::string& reason : reasons) EXPECT_NE(problems.find(reason), std::string::npos) << file << ":\n" << problems;
     }
     // An assignment that allows clocks in kernels.
     const Compiled clocked = compile("allowed-clock", reference + "\n__global__ void timed(long long* t) { *t = clock64(); }\n", 4);

@@ -117,7 +117,7 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         {"a symbol version", "[[gnu::symver(\"getenv@@GLIBC_2.2.5\")]] void mine();", "'symver'"},
         {"an alias", "[[gnu::alias(\"mine\")]] void other();", "'gnu::alias'"},
         // review12: other spellings of the attributes, and nvcc's registration names
-        {"a reserved spelling of a GNU attribute", "[[gnu::__section__(\".init_array\")]] static void (*e)() = nullptr;", "'gnu::__section__'"},
+        {"a reserved spelling of a GNU attribute", "[[gnu::__section__(\".init_array\")]] static void (*e)() = nullptr;", "__section__'"},
         {"the reserved namespace", "[[__gnu__::__used__]] static int kept;", "'__gnu__'"},
         {"a using prefix", "[[using gnu: used]] static int kept;", "'using gnu'"},
         {"the short attribute keyword", "__attribute((used)) static int kept;", "'__attribute'"},
@@ -129,6 +129,9 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         {"an sccs directive", "#sccs \"x\"", "#sccs is not allowed"},
         {"an assertion", "#assert machine(x86)", "#assert is not allowed"},
         {"a directive behind a comment", "/* */ # ident \"x\"", "#ident is not allowed"},
+        // review14: CUDA's other attribute macro, and a forbidden name's reserved spelling
+        {"CUDA's location macro", "__location__(used) static int kept;", "'__location__'"},
+        {"a reserved spelling", "static int __section__ = 0;", "'__section__'"},
     };
     for (const Attack& a : attacks) {
         const std::string problems = joined(check(with_line(a.line)));

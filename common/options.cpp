@@ -109,6 +109,17 @@ std::string variants_timed_by_stage(const ProgramSpec& spec) {
 
 }  // namespace
 
+const std::string& option_value(const std::vector<std::string>& args, std::size_t& i) {
+    if (i + 1 >= args.size()) throw UsageError(args[i] + " needs a value (see --help)");
+    return args[++i];
+}
+
+std::uint64_t parse_seed(std::string_view text) {
+    const auto seed = parse_integer<std::uint64_t>(text);
+    if (!seed) throw UsageError("--seed takes a non-negative whole number, not '" + std::string(text) + "'");
+    return *seed;
+}
+
 int parse_int_in_range(std::string_view option, std::string_view text, int lo, int hi) {
     const auto value = parse_integer<long long>(text);
     if (!value || *value < lo || *value > hi) {
@@ -213,10 +224,7 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
     bool n_given = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
-        auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) throw UsageError(option + " needs a value (see --help)");
-            return args[++i];
-        };
+        auto value = [&]() -> const std::string& { return option_value(args, i); };
         auto reject_unless = [&](bool accepted, std::string_view who) {
             if (!accepted) {
                 throw UsageError(option + " applies to " + std::string(who) + ", not to " + spec.name);
@@ -263,10 +271,7 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
         } else if (option == "--batch") {
             options.batch = parse_int_in_range(option, value(), 1, 100000);
         } else if (option == "--seed") {
-            const std::string& text = value();
-            const auto seed = parse_integer<std::uint64_t>(text);
-            if (!seed) throw UsageError("--seed takes a non-negative whole number, not '" + text + "'");
-            options.seed = *seed;
+            options.seed = parse_seed(value());
         } else if (option == "--device") {
             options.device = parse_int_in_range(option, value(), 0, 1023);
         } else if (option == "--peak-gbps") {

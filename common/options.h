@@ -102,6 +102,10 @@ std::optional<Int> parse_integer(std::string_view text) {
 }
 // A whole number from lo to hi, or a UsageError: "OPTION takes a whole number from LO to HI, not 'TEXT'".
 int parse_int_in_range(std::string_view option, std::string_view text, int lo, int hi);
+// The value after the option args[i], with i moved onto it; a UsageError where there is none.
+const std::string& option_value(const std::vector<std::string>& args, std::size_t& i);
+// --seed's value: a non-negative whole number, or a UsageError that says so.
+std::uint64_t parse_seed(std::string_view text);
 // "1000", "2^20" -> the count; nullopt for anything else (negative, junk, overflow).
 std::optional<std::size_t> parse_count(std::string_view text);
 // "2^10:2^28" -> the exponents; throws UsageError with the reason.

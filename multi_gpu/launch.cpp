@@ -165,10 +165,7 @@ MultiGpuOptions parse_multi_gpu_options(const std::vector<std::string>& args) {
     bool vector_given = false, bytes_given = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
-        auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) throw UsageError(option + " needs a value (see --help)");
-            return args[++i];
-        };
+        auto value = [&]() -> const std::string& { return option_value(args, i); };
         if (option == "--help" || option == "-h") {
             options.help = true;
         } else if (option == "--n") {
@@ -186,10 +183,7 @@ MultiGpuOptions parse_multi_gpu_options(const std::vector<std::string>& args) {
         } else if (option == "--warmup") {
             options.warmup = parse_int_in_range(option, value(), 0, 100000);
         } else if (option == "--seed") {
-            const std::string& text = value();
-            const auto seed = parse_integer<std::uint64_t>(text);
-            if (!seed) throw UsageError("--seed takes a non-negative whole number, not '" + text + "'");
-            options.seed = *seed;
+            options.seed = parse_seed(value());
         } else if (option == "--collective") {
             const std::string& text = value();
             if (text == "allreduce") options.collective = Collective::AllReduce;

@@ -109,10 +109,7 @@ OpsOptions parse_ops_options(const std::vector<std::string>& args) {
     bool n_given = false, sizes_given = false, other_given = false;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
-        auto value = [&]() -> const std::string& {
-            if (i + 1 >= args.size()) throw UsageError(option + " needs a value (see --help)");
-            return args[++i];
-        };
+        auto value = [&]() -> const std::string& { return option_value(args, i); };
         if (option == "--help" || option == "-h") {
             options.help = true;
             continue;
@@ -146,10 +143,7 @@ OpsOptions parse_ops_options(const std::vector<std::string>& args) {
         } else if (option == "--warmup") {
             options.warmup = parse_int_in_range(option, value(), 0, 100000);
         } else if (option == "--seed") {
-            const std::string& text = value();
-            const auto seed = parse_integer<decltype(options.seed)>(text);
-            if (!seed) throw UsageError("--seed takes a non-negative whole number, not '" + text + "'");
-            options.seed = *seed;
+            options.seed = parse_seed(value());
         } else if (option == "--csv") {
             options.csv = true;
         } else {

@@ -141,7 +141,16 @@ std::string string_in_attribute(const std::string& text) {
             at = end + paren - at;
             continue;
         }
-        if (c == '"' || (c == '\'' && (at == 0 || !std::isalnum(static_cast<unsigned char>(text[at - 1]))))) {
+        // A quote after a digit separates digits, unless the letters before it are a
+        // literal's prefix (L'x', u8'x', U'x', u'x').
+        auto prefix_before = [&](std::size_t quote) {
+            std::size_t start = quote;
+            while (start > 0 && ident(text[start - 1])) --start;
+            const std::string word = text.substr(start, quote - start);
+            return word == "L" || word == "u" || word == "U" || word == "u8";
+        };
+        if (c == '"' ||
+            (c == '\'' && (at == 0 || !std::isalnum(static_cast<unsigned char>(text[at - 1])) || prefix_before(at)))) {
             for (++at; at < text.size() && text[at] != c; ++at) {
                 if (text[at] == '\\') ++at;
             }

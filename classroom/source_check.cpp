@@ -248,6 +248,18 @@ void check_names_in(const std::string& code, LineAt line_at, int stage, const So
             continue;
         }
         const std::string t = code.substr(at, end - at);
+        if (t == "operator") {
+            // An operator& of the submission's: nvcc's registration function takes the address
+            // of every __device__ variable with a unary &, before main, and a class's own
+            // operator& runs there, inlined (review15/29 rewrote the environment from one).
+            // A reduction needs neither & nor && of its own.
+            std::size_t k = end;
+            while (k < code.size() && std::isspace(static_cast<unsigned char>(code[k]))) ++k;
+            if (k < code.size() && code[k] == '&' && (k + 1 >= code.size() || code[k + 1] != '=')) {
+                report(line_at(at), "'operator&' is not allowed: nvcc's registration of __device__ variables, before "
+                                    "main, would call a class's own address-of operator");
+            }
+        }
         const std::size_t position = at;
         at = end;
         if (t != "::") {

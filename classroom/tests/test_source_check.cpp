@@ -132,6 +132,9 @@ TEST(SourceCheck, RefusesEveryClassOfTheThreatModel) {
         // review14: CUDA's other attribute macro, and a forbidden name's reserved spelling
         {"CUDA's location macro", "__location__(used) static int kept;", "'__location__'"},
         {"a reserved spelling", "static int __section__ = 0;", "'__section__'"},
+        // review15/29: an address-of operator, which nvcc's registration calls before main
+        {"an address-of operator", "struct Taken { __host__ __device__ Taken* operator & () { return this; } };",
+         "'operator&' is not allowed"},
     };
     for (const Attack& a : attacks) {
         const std::string problems = joined(check(with_line(a.line)));

@@ -1,0 +1,126 @@
+// Review 15, probe (no points to gain; evidence for a finding, not an attack): the compiled
+// check's string_in_attribute reads a quote after a letter or digit as a digit separator,
+// so a prefixed character literal, L'"', starts what it takes for a string literal: it skips
+// everything up to the next '"', here the opening quote of an attribute's string. The
+// attribute below (deprecated("..."): harmless, and no forbidden name) carries a string
+// that the rule "no string in an attribute" exists to refuse. Without the L'"' line the
+// same file is refused (evidence/host-grade-probe-control.txt).
+#define PROBE_ALIGN 8), deprecated("a string in an attribute that the compiled check does not see"
+namespace probe {
+constexpr wchar_t opening = L'"';
+__align__(PROBE_ALIGN) int marker = 1;
+constexpr wchar_t closing = L'"';
+}  // namespace probe
+
+// reduce4: the last warp unrolled, without block-wide barriers
+//
+// reduce3 plus one idea. Once s <= 32 only warp 0 still adds, and one warp does not need
+// a __syncthreads() for the whole block to coordinate its own 32 threads. So the loop
+// stops at s = 64 and warp 0 finishes the last six steps (s = 32 ... 1) alone, ordering
+// them with __syncwarp(), which synchronizes just the warp's threads.
+//
+// Why __syncwarp() rather than nothing: before Volta the 32 threads of a warp ran in
+// lockstep, and the classic version of this code relied on it, with only `volatile` to
+// stop the compiler from keeping shared values in registers. Since Volta (compute
+// capability 7.0) every thread has its own program counter (independent thread
+// scheduling): nothing makes a lane write its slot before its neighbor reads it, so that
+// code is a data race. `--last-warp legacy-volatile` and `legacy-plain` run it
+// (legacy_last_warp.cuh); docs/04-sync-removal.md shows the wrong sums and racecheck's
+// report.
+//
+// Needs blockDim.x >= 64: the last warp starts by adding slot tid + 32.
+//
+//   run:      build/release/bin/reduce4 --n 2^26 --type float
+//   legacy:   build/release/bin/reduce4 --last-warp legacy-plain
+//   profile:  scripts/profile.sh reduce4
+
+#include "legacy_last_warp.cuh"  // --last-warp legacy-volatile, legacy-plain: the variant and its code
+#include "stage.h"
+
+namespace {  // this stage's own helpers: other stages define functions of the same names
+
+// ---------------------------------------------------------------- the tree
+template <typename T>
+__device__ T tree_sum(T* shared, T sum, unsigned tid, unsigned block) {
+    for (unsigned s = block / 2; s > 32; s >>= 1) {
+        if (tid < s) shared[tid] = sum = sum + shared[tid + s];
+        __syncthreads();  // every add of this step lands before any thread reads in the next
+    }
+    return sum;  // what shared[tid] holds, for the last warp
+}
+
+// The last six steps, by warp 0 alone.
+template <typename T>
+__device__ T last_warp_sum(T* shared, T sum, unsigned tid) {
+    // Every step writes, then reads: the first __syncwarp() keeps a lane from overwriting a
+    // slot its neighbor has not yet read in the step before, the second makes the writes
+    // visible to the warp before the read.
+    sum += shared[tid + 32];
+    for (unsigned s = 16; s > 0; s >>= 1) {
+        __syncwarp();
+        shared[tid] = sum;
+        __syncwarp();
+        sum += shared[tid + s];
+    }
+    return sum;  // lane 0 holds the block's sum
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- kernel
+template <typename T, LastWarp MODE = LastWarp::SyncWarp>
+__global__ void unroll_last_warp(const T* in, std::size_t n, T* block_sums) {
+    T* shared = dynamic_shared<T>();
+    const unsigned tid = threadIdx.x;
+    const std::size_t i = blockIdx.x * (2 * std::size_t(blockDim.x)) + tid;
+    T sum = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
+    if (i + blockDim.x < n) sum += in[i + blockDim.x];
+    shared[tid] = sum;
+    __syncthreads();
+    sum = tree_sum(shared, sum, tid, blockDim.x);
+    if (tid < 32) {
+        const T block_sum = MODE == LastWarp::SyncWarp ? last_warp_sum(shared, sum, tid)
+                                                       : legacy_last_warp_sum<MODE>(shared, tid);
+        if (tid == 0) block_sums[blockIdx.x] = block_sum;
+    }
+}
+
+// ---------------------------------------------------------------- launcher
+namespace {  // every stage names these three the same: only the kernel and the record say which stage
+
+constexpr unsigned kInputsPerThread = 2;
+
+template <typename T>
+void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
+    const unsigned block = config.block;
+    // --last-warp picks the pre-Volta code (legacy_last_warp.cuh); the default is correct.
+    const LastWarp mode = chosen_as<LastWarp, T>(kLastWarp, config);
+    const auto kernel = mode == LastWarp::SyncWarp         ? unroll_last_warp<T, LastWarp::SyncWarp>
+                        : mode == LastWarp::LegacyVolatile ? unroll_last_warp<T, LastWarp::LegacyVolatile>
+                                                           : unroll_last_warp<T, LastWarp::LegacyPlain>;
+    run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
+               [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
+                   kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);
+                   CUDA_CHECK_LAUNCH();
+               });
+}
+
+std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConfig& config) {
+    return passes_workspace_bytes(n, kInputsPerThread * config.block, value_size);
+}
+
+}  // namespace
+
+// The stage's record: `extern` because the runner and the tests find it by name (common/stage_list.cu.in).
+extern const Stage reduce4_stage = {
+    .name = "reduce4",
+    .kernel = "unroll_last_warp",
+    .idea = "the last warp unrolled: no block-wide barriers once s <= 32",
+    .min_block = 64,  // the last warp adds slot tid + 32, so a block needs two warps
+    .max_block = 1024,
+    .workspace_bytes = workspace_bytes,
+    .sum_int = launch<int>,
+    .sum_float = launch<float>,
+    .sum_double = launch<double>,
+    .variants = kVariants,
+};

@@ -124,66 +124,6 @@ std::vector<DefinedSymbol> defined_symbols(const std::string& tables) {
     return symbols;
 }
 
-// "a string in an attribute (...)" where `text` (preprocessed C++) has a string or
-// character literal inside `__attribute__((...))` or `[[...]]`; "" where it has none.
-std::string string_in_attribute(const std::string& text) {
-    auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-    for (std::size_t at = 0; at < text.size(); ++at) {
-        const char c = text[at];
-        // A literal outside any attribute: skip it, as the compiler reads it (a quote after a
-        // digit is a digit separator; R"delim( ... )delim" is a raw string).
-        if (c == '"' && at > 0 && text[at - 1] == 'R' && (at < 2 || !ident(text[at - 2]) || text[at - 2] == '8' ||
-                                                           text[at - 2] == 'u' || text[at - 2] == 'U' || text[at - 2] == 'L')) {
-            const std::size_t paren = text.find('(', at);
-            if (paren == std::string::npos) return "a raw string the check cannot read";
-            const std::size_t end = text.find(")" + text.substr(at + 1, paren - at - 1) + "\"", paren);
-            if (end == std::string::npos) return "a raw string the check cannot read";
-            at = end + paren - at;
-            continue;
-        }
-        // A quote after a digit separates digits, unless the letters before it are a
-        // literal's prefix (L'x', u8'x', U'x', u'x').
-        auto prefix_before = [&](std::size_t quote) {
-            std::size_t start = quote;
-            while (start > 0 && ident(text[start - 1])) --start;
-            const std::string word = text.substr(start, quote - start);
-            return word == "L" || word == "u" || word == "U" || word == "u8";
-        };
-        if (c == '"' ||
-            (c == '\'' && (at == 0 || !std::isalnum(static_cast<unsigned char>(text[at - 1])) || prefix_before(at)))) {
-            for (++at; at < text.size() && text[at] != c; ++at) {
-                if (text[at] == '\\') ++at;
-            }
-            continue;
-        }
-        std::size_t open = std::string::npos;
-        char opener = 0, closer = 0;
-        if (c == '[' && at + 1 < text.size() && text[at + 1] == '[') {
-            open = at, opener = '[', closer = ']';
-        } else if (text.compare(at, 13, "__attribute__") == 0 && (at == 0 || !ident(text[at - 1])) &&
-                   (at + 13 >= text.size() || !ident(text[at + 13]))) {
-            open = text.find('(', at + 13);
-            opener = '(', closer = ')';
-            if (open == std::string::npos || text.find_first_not_of(" \t\n", at + 13) != open) continue;
-        } else {
-            continue;
-        }
-        int depth = 0;
-        for (std::size_t k = open; k < text.size(); ++k) {
-            if (text[k] == '"' || text[k] == '\'') {
-                return "a string in an attribute ('" + text.substr(at, std::min<std::size_t>(k - at + 20, 60)) +
-                       "'): its string would reach the assembly unescaped";
-            }
-            if (text[k] == opener) ++depth;
-            if (text[k] == closer && --depth == 0) {
-                at = k;
-                break;
-            }
-        }
-    }
-    return "";
-}
-
 // nvcc's static function that registers the kernels: the one .init_array entry allowed.
 constexpr const char* kRegistration = "_ZL24__sti____cudaRegisterAllv";
 
@@ -420,16 +360,6 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         }
         for (const std::string& p : check_names(path, lines, stage, policy, kMadeByMacros)) {
             if (problems.size() < 20) problems.push_back(p + " [" + name + "]");
-        }
-        // A string in an attribute: GCC copies an attribute's string (a section's name, an
-        // alias's or weakref's target, a symbol version) into the assembly unescaped, so the
-        // string can write assembly of its own (review10/19, review14/26, each through a
-        // macro the text does not show). No attribute a kernel.cu needs takes a string.
-        {
-            std::string text;
-            for (const auto& [number, line] : lines) text += line + "\n";
-            const std::string problem = string_in_attribute(text);
-            if (!problem.empty()) report(path + ": after preprocessing, " + problem + " [" + name + "]");
         }
         // A directive the preprocessor passes on to the compiler: #ident (and #sccs, which
         // becomes one) puts its string unescaped into the assembly (review13/24 and 25 wrote

@@ -1,5 +1,6 @@
 #include "source_check.h"
 
+#include <algorithm>
 #include <cctype>
 #include <regex>
 #include <sstream>
@@ -488,10 +489,44 @@ std::vector<std::string> check_names(const std::string& path, const std::vector<
     };
     SourcePolicy names = policy;
     for (const std::string& name : made_by_macros) names.forbidden.erase(name);
-    check_names_in(lexed.code, line_at, stage, names, [&](int number, const std::string& what) {
+    auto report = [&](int number, const std::string& what) {
         const std::string problem = path + ":" + std::to_string(number) + ": after preprocessing, " + what;
         if (problems.size() < 20 && seen.insert(problem).second) problems.push_back(problem);
-    });
+    };
+    check_names_in(lexed.code, line_at, stage, names, report);
+    // A literal in an attribute: GCC copies an attribute's string (a section's name, an
+    // alias's or weakref's target, a symbol version) into the assembly unescaped, so it can
+    // write assembly of its own (review10/19, review14/26 and 27, each through a macro the
+    // text does not show). No attribute a kernel.cu needs takes one. In `code` every literal
+    // keeps its quotes and loses its contents, so a quote between an attribute's brackets is
+    // a literal there, and its parentheses cannot miscount them.
+    const std::string& code = lexed.code;
+    for (std::size_t at = 0; at < code.size(); ++at) {
+        std::size_t open = std::string::npos;
+        char opener = '(', closer = ')';
+        if (code.compare(at, 2, "[[") == 0) {
+            open = at, opener = '[', closer = ']';
+        } else if (code.compare(at, 13, "__attribute__") == 0 && (at == 0 || !ident_char(code[at - 1])) &&
+                   (at + 13 >= code.size() || !ident_char(code[at + 13]))) {
+            open = code.find_first_not_of(" \t\n", at + 13);
+            if (open == std::string::npos || code[open] != '(') continue;
+        } else {
+            continue;
+        }
+        int depth = 0;
+        for (std::size_t k = open; k < code.size(); ++k) {
+            if (code[k] == '"' || code[k] == '\'') {
+                report(line_at(k), "a string in an attribute ('" + trim(code.substr(at, std::min<std::size_t>(k - at + 1, 60))) +
+                                       "...'): its string would reach the assembly unescaped");
+                return problems;
+            }
+            if (code[k] == opener) ++depth;
+            if (code[k] == closer && --depth == 0) {
+                at = k;
+                break;
+            }
+        }
+    }
     return problems;
 }
 

@@ -60,6 +60,7 @@ bool forbidden_by(const std::string& name, const SourcePolicy& policy);
 // reads the lines the compiler took from the submitted file): `lines` are (line number in
 // the submitted file, text). `made_by_macros`: forbidden names that the allowed headers'
 // macros write into the lines that use them (__attribute__ from __global__), not checked.
+// Also refused there: a literal inside an attribute, whatever macro wrote the attribute.
 std::vector<std::string> check_names(const std::string& path, const std::vector<std::pair<int, std::string>>& lines,
                                      int stage, const SourcePolicy& policy, const std::set<std::string>& made_by_macros);
 

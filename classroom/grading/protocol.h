@@ -42,6 +42,12 @@ enum : std::uint32_t {
 };
 
 constexpr std::uint32_t kMaxBatch = 64;  // reductions in one request
+
+// The variables the judge gives every worker (besides HOME=/tmp and LC_ALL=C), where it has
+// them; a worker keeps these alone once CUDA has started (worker.cu), so that a worker run
+// under compute-sanitizer, which adds its own, looks like the others from inside.
+constexpr const char* kWorkerEnvironment[] = {"HOME",   "LC_ALL",  "PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
+                                              "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "TMPDIR"};
 constexpr std::uint32_t kTextBytes = 200;
 
 struct Setup {

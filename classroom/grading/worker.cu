@@ -10,6 +10,7 @@
 //
 //   grade_worker_reduce4 --socket FD
 #include <cuda.h>
+#include <unistd.h>  // environ
 
 #include <cstdio>
 #include <cstdlib>
@@ -121,11 +122,36 @@ std::vector<double> run(const Stage& stage, const SharedInput& shared, const Req
     return std::vector<double>(host.begin(), host.end());
 }
 
+// The process's first environment and arguments lie at the top of its stack, where a
+// launcher can read them by pointer arithmetic alone, no name needed (review 15, attack 28):
+// under compute-sanitizer they hold LD_PRELOAD and NV_SANITIZER_INJECTION_*, which tell the
+// sanitized worker from the others. Once CUDA, and the sanitizer's injection with it, has
+// started, the worker keeps a copy of the variables every worker is given (the judge's
+// list) and wipes the stack's strings and pointers. The sanitizer reads its variables when
+// CUDA starts; its later reports on this process are what the grading's racy fixtures check.
+void forget_starting_environment(int argc, char** argv, char** envp) {
+    static std::vector<std::string> kept;  // the new environment's strings, for the process's life
+    static std::vector<char*> entries;
+    for (char** e = envp; *e; ++e) {
+        for (const char* name : kWorkerEnvironment) {
+            const std::size_t length = std::strlen(name);
+            if (std::strncmp(*e, name, length) == 0 && (*e)[length] == '=') kept.emplace_back(*e);
+        }
+    }
+    for (std::string& entry : kept) entries.push_back(entry.data());
+    entries.push_back(nullptr);
+    environ = entries.data();  // one store: a getenv on another thread sees the old list or the new
+    for (int i = 0; i < argc; ++i) std::memset(argv[i], 0, std::strlen(argv[i]));
+    for (char** e = envp; *e; ++e) std::memset(*e, 0, std::strlen(*e));
+    for (char** e = envp; *e;) *e++ = nullptr;
+    for (int i = 0; i < argc; ++i) argv[i] = nullptr;
+}
+
 void copy_text(char (&to)[kTextBytes], const std::string& text) {
     std::snprintf(to, kTextBytes, "%s", text.c_str());
 }
 
-int serve(int socket) {
+int serve(int socket, int argc, char** argv, char** envp) {
     Setup setup;
     int memory_fd = -1;
     if (!recv_with_fd(socket, &setup, sizeof setup, memory_fd, 60000) || setup.magic != kMagic ||
@@ -140,6 +166,7 @@ int serve(int socket) {
         CUDA_CHECK(cudaFree(nullptr));  // the primary context, which the driver calls below use
         shared = std::make_unique<SharedInput>(memory_fd, setup.bytes, static_cast<int>(setup.device));
         copy_text(ready.text, shared->mapping);
+        forget_starting_environment(argc, argv, envp);  // before the submission's first call
     } catch (const std::exception& e) {
         ready.kind = Kind::Failed;
         copy_text(ready.text, e.what());
@@ -177,10 +204,10 @@ int serve(int socket) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv, char** envp) {
     if (argc != 3 || std::strcmp(argv[1], "--socket") != 0) {
         std::fprintf(stderr, "usage: %s --socket FD (started by the judge, not by hand)\n", argv[0]);
         return 2;
     }
-    return serve(std::atoi(argv[2]));
+    return serve(std::atoi(argv[2]), argc, argv, envp);
 }

@@ -21,6 +21,12 @@
 //   one-shot-512x3       512 threads, each 3 consecutive vectors (thread t reads vectors
 //                        3t .. 3t+2 of its block's chunk), one chunk per block: the shape
 //                        of simveit/effective_reduction's kernel_9, ~3,188 GB/s.
+//   one-shot-512x4       one-shot with 512 threads a block (a 32 KiB tile): reduce7 at
+//                        --block 512 with its atomic finish, but for the result's zeroing.
+//   one-shot-512x4+memset  the same, with the result zeroed by a memset before every launch,
+//                        inside the timed region, as reduce7's launcher does: the pair
+//                        isolates what that memset node costs (back to back, at 2^26 a
+//                        launch lasts about 90 us).
 //   bulk-resident        resident-stride's tiles and grid stride, but each tile brought into
 //                        shared memory by Hopper's bulk copy (cp.async.bulk, one request per
 //                        tile, 2 tiles in flight per block) instead of 16-byte loads; its
@@ -409,6 +415,7 @@ struct Layout {
     bool traced = false;  // --trace-blocks records this one
     bool dynamic = false;  // takes its tiles from a counter (resident-dynamic)
     bool bulk_copy = false;  // Hopper's cp.async.bulk: sm_90 and later
+    bool zero_each_run = false;  // a memset of the result before every launch, timed (reduce7's atomic finish)
 };
 
 template <typename T>
@@ -420,6 +427,9 @@ std::vector<Layout> layouts(bool with_loads) {
         {"resident-dynamic", dynamic_tiles<256, 4, T>, 256, kTile, Layout::Resident, 0, false, true, true},
         {"one-shot", strided_tiles<256, 4, T>, 256, kTile, Layout::OneShot, 0, false, true},
         {"one-shot-512x3", consecutive_vectors<512, 3, T>, 512, 3 * 512, Layout::OneShot},
+        {"one-shot-512x4", strided_tiles<512, 4, T>, 512, 4 * 512, Layout::OneShot},
+        {"one-shot-512x4+memset", strided_tiles<512, 4, T>, 512, 4 * 512, Layout::OneShot,
+         0, false, false, false, false, true},
         {"bulk-resident", bulk_copied_tiles<256, 2, T>, 256, kTile, Layout::Resident, 0, false, false, false, true},
         {"bulk-one-shot", bulk_copied_tiles<256, 1, T>, 256, kTile, Layout::OneShot, 0, false, false, false, true},
     };
@@ -612,6 +622,9 @@ public:
     void run(BlockTrace* trace = nullptr) {
         const Args args{input_.get(), input_.size(), vectors_, out_.get(), partials_.get(), trace,
                         layout_.dynamic ? next_tile_.get() : nullptr};
+        // +memset: the result zeroed before each launch, inside the timed region, as reduce7's
+        // launcher does for its atomic finish (a memset node between two kernels).
+        if (layout_.zero_each_run) zero_result();
         // resident-dynamic's counter starts at 0 each run: one 8-byte memset inside the timed
         // region (about the cost of reduce7's zeroing of its result for the atomic finish).
         if (layout_.dynamic) CUDA_CHECK(cudaMemsetAsync(next_tile_.get(), 0, sizeof(unsigned long long), setup_.stream));
@@ -623,6 +636,9 @@ public:
         }
     }
     bool zeroes_result() const { return launch_.finish != Finish::Partials; }
+    // Launches whose sums the result holds after `runs` of them: all (an atomic finish, not
+    // zeroed between them) or the last one.
+    std::uint64_t summed(std::uint64_t runs) const { return zeroes_result() && !layout_.zero_each_run ? runs : 1; }
 
     // `runs` results accumulated into the result (atomic finishes without zeroing between
     // launches) or 1 (the deterministic finish overwrites it). `full`: also the partials.
@@ -630,7 +646,7 @@ public:
         CUDA_CHECK(cudaStreamSynchronize(setup_.stream));
         T result{};
         CUDA_CHECK(cudaMemcpy(&result, out_.get(), sizeof(T), cudaMemcpyDeviceToHost));
-        const std::uint64_t expected = exact_ * (zeroes_result() ? runs : 1);
+        const std::uint64_t expected = exact_ * summed(runs);
         std::string failure;
         if constexpr (std::is_same_v<T, int>) {
             const auto got = static_cast<std::uint32_t>(result);
@@ -642,7 +658,7 @@ public:
             // the fixed-order tree does better. A bound of (blocks x runs + 1024) ulps.
             const double want = double(expected);
             const double ulp = std::ldexp(1.0, std::ilogb(std::max(want, 1.0)) - 23);
-            const double bound = (double(launch_.blocks) * double(zeroes_result() ? runs : 1) + 1024.0) * ulp;
+            const double bound = (double(launch_.blocks) * double(summed(runs)) + 1024.0) * ulp;
             if (!(std::fabs(double(result) - want) <= bound)) {
                 failure = "sum " + std::to_string(double(result)) + ", expected " + std::to_string(want) + " within " +
                           std::to_string(bound);

@@ -85,7 +85,7 @@ public:
     void wait(const std::vector<cudaEvent_t>& events, const std::string& what, bool spin = false);
     // Returns when every GPU of the job has reached this point: an all-reduce of one int,
     // waited for by spinning. Needed only with one process per GPU: one process opens its
-    // GPUs' start gate itself (multi_gpu.cu).
+    // GPUs' start gate itself (start_gate.cu).
     void barrier();
     // Every rank's `mine`, in rank order, all of one size: one ncclAllGather of bytes. For
     // one process per GPU only (one process has the others' data already).

@@ -1,4 +1,4 @@
-// What a multi-GPU run measured, as plain host data: the core (multi_gpu.cu) fills it, the
+// What a multi-GPU run measured, as plain host data: the core (reduction.cu, allreduce.cu) fills it, the
 // report prints it, and with one process per GPU the ranks exchange it (pack/unpack).
 #pragma once
 
@@ -93,7 +93,7 @@ struct AllReduceResult {
     std::size_t checked_elements = 0;  // over every GPU
     unsigned long long mismatches = 0;
     std::string check;
-    int gate_timeouts = 0;  // timed runs whose start gate gave up (multi_gpu.cu), over every GPU
+    int gate_timeouts = 0;  // timed runs whose start gate gave up (start_gate.cu), over every GPU
     LinkPeak link;
     std::string peer_access;  // "GPU 0 <-> GPU 1: peer access yes", when one process sees them
     // A reference for the link (one process only): every GPU copies S bytes to the next GPU

@@ -43,11 +43,14 @@ enum : std::uint32_t {
 
 constexpr std::uint32_t kMaxBatch = 64;  // reductions in one request
 
-// The variables the judge gives every worker (besides HOME=/tmp and LC_ALL=C), where it has
-// them; a worker keeps these alone once CUDA has started (worker.cu), so that a worker run
-// under compute-sanitizer, which adds its own, looks like the others from inside.
-constexpr const char* kWorkerEnvironment[] = {"HOME",   "LC_ALL",  "PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES",
-                                              "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "TMPDIR"};
+// The variables the judge gives every worker besides kWorkerKeeps, where it has them: what
+// CUDA and the sanitizer need to start.
+constexpr const char* kWorkerEnvironment[] = {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                                              "NVIDIA_DRIVER_CAPABILITIES", "TMPDIR"};
+// Once CUDA has started, a worker's whole environment (worker.cu): the same literal in every
+// worker, since compute-sanitizer changes some of the others (it puts its own folder in front
+// of LD_LIBRARY_PATH), and a launcher that found the list could tell the sanitized worker.
+constexpr const char* kWorkerKeeps[] = {"HOME=/tmp", "LC_ALL=C"};
 constexpr std::uint32_t kTextBytes = 200;
 
 struct Setup {

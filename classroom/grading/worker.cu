@@ -18,6 +18,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_buffer.h"
@@ -123,22 +124,17 @@ std::vector<double> run(const Stage& stage, const SharedInput& shared, const Req
 }
 
 // The process's first environment and arguments lie at the top of its stack, where a
-// launcher can read them by pointer arithmetic alone, no name needed (review 15, attack 28):
-// under compute-sanitizer they hold LD_PRELOAD and NV_SANITIZER_INJECTION_*, which tell the
-// sanitized worker from the others. Once CUDA, and the sanitizer's injection with it, has
-// started, the worker keeps a copy of the variables every worker is given (the judge's
-// list) and wipes the stack's strings and pointers. The sanitizer reads its variables when
-// CUDA starts; its later reports on this process are what the grading's racy fixtures check.
+// launcher could read them by pointer arithmetic alone, no name needed (review 15, attack
+// 28): under compute-sanitizer they hold LD_PRELOAD and NV_SANITIZER_INJECTION_*, which tell
+// the sanitized worker from the others. Once CUDA, and the sanitizer's injection with it, has
+// started, the worker's environment becomes the same literal in every worker (kWorkerKeeps:
+// the sanitizer changes some of the judge's variables too, review16/31), and the stack's
+// strings and pointers are wiped. The sanitizer reads its variables when CUDA starts; its
+// later reports on this process are what the grading's racy fixtures check. (The launcher
+// runs on another thread's stack besides: main, below.)
 void forget_starting_environment(int argc, char** argv, char** envp) {
-    static std::vector<std::string> kept;  // the new environment's strings, for the process's life
-    static std::vector<char*> entries;
-    for (char** e = envp; *e; ++e) {
-        for (const char* name : kWorkerEnvironment) {
-            const std::size_t length = std::strlen(name);
-            if (std::strncmp(*e, name, length) == 0 && (*e)[length] == '=') kept.emplace_back(*e);
-        }
-    }
-    for (std::string& entry : kept) entries.push_back(entry.data());
+    static std::vector<char*> entries;  // the new environment, for the process's life
+    for (const char* entry : kWorkerKeeps) entries.push_back(const_cast<char*>(entry));
     entries.push_back(nullptr);
     environ = entries.data();  // one store: a getenv on another thread sees the old list or the new
     for (int i = 0; i < argc; ++i) std::memset(argv[i], 0, std::strlen(argv[i]));
@@ -209,5 +205,13 @@ int main(int argc, char** argv, char** envp) {
         std::fprintf(stderr, "usage: %s --socket FD (started by the judge, not by hand)\n", argv[0]);
         return 2;
     }
-    return serve(std::atoi(argv[2]), argc, argv, envp);
+    // The judge's requests are served, and the submission's code runs, on a thread of its
+    // own: walking up from a launcher's frame reaches the top of that thread's stack, which
+    // holds nothing of how the process started (its arguments, environment and auxiliary
+    // vector lie at the top of the main thread's: review16/32 counted the variables there).
+    const int socket = std::atoi(argv[2]);
+    int status = 3;
+    std::thread server([&] { status = serve(socket, argc, argv, envp); });
+    server.join();
+    return status;
 }

@@ -142,41 +142,11 @@ struct SharedMemory {
 std::vector<std::string> worker_environment() {
     // A fresh environment: what CUDA and the sanitizer need, nothing of the grader's (the
     // seed in particular).
-    std::vector<std::string> env = {"HOME=/tmp", "LC_ALL=C"};
+    std::vector<std::string> env(std::begin(grading_wire::kWorkerKeeps), std::end(grading_wire::kWorkerKeeps));
     for (const char* name : grading_wire::kWorkerEnvironment) {
-        if (std::string(name) == "HOME" || std::string(name) == "LC_ALL") continue;  // set above
         if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
     }
     return env;
-}
-
-// Every worker starts with an environment of one shape, kEnvironmentEntries variables in
-// kEnvironmentBytes bytes, padded with GRADING_PAD variables: the sanitized worker's (its
-// variables and compute-sanitizer's, padded again by --exec-as) and every other's alike.
-// The kernel lays out argc, argv, the environment's pointers, the auxiliary vector and the
-// strings at the top of the stack, so the number of variables and their length would
-// otherwise tell the sanitized worker from the others by pointer arithmetic alone, even
-// after the worker has wiped the strings (worker.cu, forget_starting_environment).
-constexpr std::size_t kEnvironmentEntries = 64, kEnvironmentBytes = 32768;
-constexpr char kPadding[] = "GRADING_PAD";
-
-// An empty result where `env` cannot fit the shape.
-std::vector<std::string> padded_environment(const std::vector<std::string>& env) {
-    std::vector<std::string> padded;
-    std::size_t bytes = 0;
-    for (const std::string& e : env) {
-        if (e.rfind(kPadding, 0) == 0) continue;  // padding already there: made again below
-        padded.push_back(e);
-        bytes += e.size() + 1;
-    }
-    while (padded.size() + 1 < kEnvironmentEntries) {
-        padded.push_back(std::string(kPadding) + "_" + std::to_string(padded.size()) + "=");
-        bytes += padded.back().size() + 1;
-    }
-    const std::string last = std::string(kPadding) + "=";
-    if (padded.size() + 1 != kEnvironmentEntries || bytes + last.size() + 1 > kEnvironmentBytes) return {};
-    padded.push_back(last + std::string(kEnvironmentBytes - bytes - last.size() - 1, 'x'));
-    return padded;
 }
 
 // One past the highest descriptor this process may hold (at most 65536).
@@ -325,8 +295,8 @@ std::string new_processes_deniable() {
 }
 
 // judge --exec-as USER PROGRAM ARGS...: becomes USER (root only) and runs PROGRAM with this
-// process's environment, which the sanitizer in front of it has prepared, padded to the
-// workers' one shape, under the filter above. Returns only on failure.
+// process's environment, which the sanitizer in front of it has prepared, under the filter
+// above. Returns only on failure.
 int exec_as(int argc, char** argv) {
     if (argc < 4) {
         std::fprintf(stderr, "judge: --exec-as USER PROGRAM [ARGS...]\n");
@@ -349,18 +319,7 @@ int exec_as(int argc, char** argv) {
         std::fprintf(stderr, "judge: cannot install the filter against new processes: %s\n", std::strerror(errno));
         return 126;
     }
-    std::vector<std::string> env;
-    for (char** e = environ; *e; ++e) env.emplace_back(*e);
-    env = padded_environment(env);
-    if (env.empty()) {
-        std::fprintf(stderr, "judge: the sanitizer's environment does not fit %zu variables in %zu bytes\n",
-                     kEnvironmentEntries, kEnvironmentBytes);
-        return 126;
-    }
-    std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    execve(argv[3], argv + 3, envp.data());
+    execve(argv[3], argv + 3, environ);
     std::fprintf(stderr, "judge: cannot run %s: %s\n", argv[3], std::strerror(errno));
     return 127;
 }
@@ -382,8 +341,7 @@ public:
         }
         argv.push_back("--socket");
         argv.push_back("3");
-        const std::vector<std::string> env = padded_environment(worker_environment());
-        if (env.empty()) throw CouldNotGrade("the workers' environment does not fit its padded shape");
+        const std::vector<std::string> env = worker_environment();
         pid_ = fork();
         if (pid_ == 0) {
             setsid();  // its own session and process group: killed as one when it is done

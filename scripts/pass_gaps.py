@@ -9,10 +9,26 @@ the end of the first, then the medians (docs/11-fixed-costs.md, section 11.4).
   tail_ns: second pass's end - first pass's end: what the finish adds after the reads
 
   nsys stats --report cuda_gpu_trace --format csv REPORT | scripts/pass_gaps.py KERNEL_SUBSTRING
+  scripts/pass_gaps.py KERNEL_SUBSTRING < docs/results/timeline.txt   # nsys stats' table, as timeline.sh prints it
 """
 import csv
+import re
 import statistics
 import sys
+
+# A kernel's row of the table nsys stats prints (not --format csv): Start, Duration, CorrId,
+# GrdX, GrdY, GrdZ, BlkX, BlkY, BlkZ, Reg/Trd, ..., and the name last, after two spaces.
+KERNEL_ROW = re.compile(r"\s*([\d,]+)\s+([\d,]+)\s+[\d,]+\s+([\d,]+)\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s")
+
+
+def table_rows(lines):
+    rows = []
+    for line in lines:
+        m = KERNEL_ROW.match(line)
+        if m:
+            rows.append({"Start (ns)": m[1].replace(",", ""), "Duration (ns)": m[2].replace(",", ""),
+                         "GrdX": m[3].replace(",", ""), "Name": re.split(r"\s{2,}", line.strip())[-1]})
+    return rows
 
 
 def main() -> int:
@@ -25,7 +41,10 @@ def main() -> int:
     if header_at is None:
         print("pass_gaps.py: no cuda_gpu_trace header ('Start (ns)') on stdin", file=sys.stderr)
         return 1
-    rows = list(csv.DictReader(lines[header_at:]))
+    if "," in lines[header_at]:
+        rows = list(csv.DictReader(lines[header_at:]))
+    else:
+        rows = table_rows(lines[header_at + 1:])
     kernels = [r for r in rows if wanted in r.get("Name", "")]
     print("first_start_ns,first_blocks,first_duration_ns,second_duration_ns,gap_ns,tail_ns")
     gaps, tails, firsts = [], [], []

@@ -1,12 +1,7 @@
 // The all-reduce of a float vector across the GPUs: NCCL's own bandwidth, beside the sum.
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cstdio>
 #include <cstring>
 #include <set>
-#include <thread>
 
 #include "bandwidth.h"
 #include "benchmark.h"

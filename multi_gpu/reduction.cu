@@ -1,13 +1,6 @@
 // The sum across the GPUs (each its shard with reduce7, then an NCCL reduce or all-reduce of
 // the partial sums), and the same sum on one GPU for the speedup.
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
-#include <cstdio>
 #include <cstring>
-#include <set>
-#include <thread>
 
 #include "bandwidth.h"
 #include "benchmark.h"

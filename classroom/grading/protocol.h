@@ -43,13 +43,10 @@ enum : std::uint32_t {
 
 constexpr std::uint32_t kMaxBatch = 64;  // reductions in one request
 
-// The variables the judge gives every worker besides kWorkerKeeps, where it has them: what
-// CUDA and the sanitizer need to start.
-constexpr const char* kWorkerEnvironment[] = {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
-                                              "NVIDIA_DRIVER_CAPABILITIES", "TMPDIR"};
-// Once CUDA has started, a worker's whole environment (worker.cu): the same literal in every
-// worker, since compute-sanitizer changes some of the others (it puts its own folder in front
-// of LD_LIBRARY_PATH), and a launcher that found the list could tell the sanitized worker.
+// The variables every worker starts with (judge.cu adds what CUDA and the sanitizer need to
+// start), and, once CUDA has started, its whole environment (worker.cu): the same literal in
+// every worker, since compute-sanitizer changes some of the others (it puts its own folder in
+// front of LD_LIBRARY_PATH), and a launcher that found the list could tell the sanitized worker.
 constexpr const char* kWorkerKeeps[] = {"HOME=/tmp", "LC_ALL=C"};
 constexpr std::uint32_t kTextBytes = 200;
 

@@ -137,10 +137,14 @@ void forget_starting_environment(int argc, char** argv, char** envp) {
     for (const char* entry : kWorkerKeeps) entries.push_back(const_cast<char*>(entry));
     entries.push_back(nullptr);
     environ = entries.data();  // one store: a getenv on another thread sees the old list or the new
-    for (int i = 0; i < argc; ++i) std::memset(argv[i], 0, std::strlen(argv[i]));
-    for (char** e = envp; *e; ++e) std::memset(*e, 0, std::strlen(*e));
-    for (char** e = envp; *e;) *e++ = nullptr;
-    for (int i = 0; i < argc; ++i) argv[i] = nullptr;
+    for (int i = 0; i < argc; ++i) {
+        std::memset(argv[i], 0, std::strlen(argv[i]));
+        argv[i] = nullptr;
+    }
+    for (char** e = envp; *e; ++e) {
+        std::memset(*e, 0, std::strlen(*e));
+        *e = nullptr;
+    }
 }
 
 void copy_text(char (&to)[kTextBytes], const std::string& text) {

@@ -143,7 +143,8 @@ std::vector<std::string> worker_environment() {
     // A fresh environment: what CUDA and the sanitizer need, nothing of the grader's (the
     // seed in particular).
     std::vector<std::string> env(std::begin(grading_wire::kWorkerKeeps), std::end(grading_wire::kWorkerKeeps));
-    for (const char* name : grading_wire::kWorkerEnvironment) {
+    for (const char* name : {"PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                             "NVIDIA_DRIVER_CAPABILITIES", "TMPDIR"}) {
         if (const char* value = std::getenv(name)) env.push_back(std::string(name) + "=" + value);
     }
     return env;

@@ -30,6 +30,14 @@
 #             published; public_timed.csv: their launch functions under both of the harness's
 #             methods; public_reduce7.csv: reduce7's int default, both methods, 2^26-2^30,
 #             run before and after them (the drift over the step shows in the two)
+#   counted   counted_probe.csv: grid_layout_probe, int, 2^26 2^28 2^30, one-shot-512x4 (the
+#             result never zeroed), +memset (zeroed by a memset node before every launch, as
+#             reduce7's atomic finish) and +counted (a finish that needs no memset: a total and
+#             a count in the workspace, reset by the last block), both methods
+#   cub       like_for_like.csv: small_inputs --stages reduce7 beside CUB, 2^13 ... 2^30, int
+#             and float, --block 256 and 512, both methods, built against the toolkit's CCCL
+#             (build/release) and, where .cccl35/ holds the unpacked nvidia-cuda-cccl wheel,
+#             against the wheel's (build/cccl; scripts/cccl_wheel_build.sh)
 #   ncu       grid_layout_ncu.csv, ncu_dram_metrics.txt (scripts/grid_probe.sh ... ncu)
 #   trace     block_trace_resident-stride.csv, block_trace_one-shot.csv
 # Without network: carry build/public (ignored by git) with the working tree.
@@ -41,7 +49,7 @@ out=$1
 mkdir -p "$out"
 build=build/release
 summary=$out/summary.txt
-steps=" ${STEPS:-build grid shapes blocks sweep probe loads sass reduce7 peers public ncu trace} "
+steps=" ${STEPS:-build grid shapes blocks sweep probe loads sass reduce7 peers counted cub public ncu trace} "
 want() { [[ $steps == *" $1 "* ]]; }
 : >"$summary"
 start_all=$SECONDS
@@ -189,6 +197,43 @@ do_public() {
     provenance "scripts/issue31_gpu.sh $out (public: reduce7 --type int --n 2^K, both methods, before and after scripts/public_kernels.sh)" >>"$csv"
 }
 
+do_counted() {
+    local csv=$out/counted_probe.csv
+    "$build/bin/grid_layout_probe" --type int --n 2^26 --n 2^28 --n 2^30 \
+        --only one-shot-512x4,one-shot-512x4+memset,one-shot-512x4+counted >"$csv" || return
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (counted)" >>"$csv"
+}
+
+# reduce7 beside CUB at every size from 2^13 (one CSV, a first column naming the build).
+do_cub() {
+    local csv=$out/like_for_like.csv builds=(release) b t blk m first=1
+    cmake --build "$build" --target small_inputs -j "$(nproc)" || return
+    if [[ -d .cccl35 ]]; then
+        BUILD_DIR=build/cccl scripts/cccl_wheel_build.sh small_inputs >"$out/cccl_build.log" 2>&1 || return
+        builds+=(cccl)
+    fi
+    : >"$csv"
+    for b in "${builds[@]}"; do
+        for m in flushed back-to-back; do
+            for t in int float; do
+                for blk in 256 512; do
+                    build/$b/bin/small_inputs --stages reduce7 --no-baseline --type "$t" --block "$blk" --sweep 2^13:2^30 \
+                        --timing "$m" --iters "$([[ $m == flushed ]] && echo 30 || echo 10)" --warmup 3 --csv \
+                        >"$out/cub.tmp" || return
+                    if (( first )); then sed "1s/^/build,timing,/;2,\$s/^/$b,$m,/" "$out/cub.tmp"; else tail -n +2 "$out/cub.tmp" | sed "s/^/$b,$m,/"; fi >>"$csv"
+                    first=0
+                done
+            done
+        done
+    done
+    rm -f "$out/cub.tmp"
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (cub: small_inputs --stages reduce7 --no-baseline --type T --block B --sweep 2^13:2^30 --timing M --iters 30 flushed, 10 batches of 100 back-to-back --warmup 3 --csv; builds: ${builds[*]})" >>"$csv"
+}
+
 do_peers() {
     # torch cannot tell the memory clock: give it the probe's peak.
     local peak
@@ -208,6 +253,8 @@ if want sass; then
 fi
 want reduce7 && step reduce7 do_reduce7
 want peers && step peers do_peers
+want counted && step counted do_counted
+want cub && step cub do_cub
 if want public; then
     if [[ -f build/public/effective_reduction/kernel_9.cu && -f build/public/fast.cu/sum.cu ]]; then
         step public do_public

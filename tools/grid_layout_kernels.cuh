@@ -3,6 +3,7 @@
 // to blocks changed between layouts.
 #pragma once
 
+#include <cuda/atomic>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -73,7 +74,12 @@ __device__ __forceinline__ T block_sum(T value) {
 }
 
 // ---------------------------------------------------------------- what every kernel shares
-enum class Finish { Atomic, Partials, PartialsAndAtomic };
+// Atomic: one atomicAdd per block into the result, which must be zeroed before the launch.
+// Counted: the same adds go into a total in the workspace, then each block counts itself
+// done; the block that counts last copies the total to the result and zeroes the total
+// and the count for the next launch, so nothing needs zeroing between launches (no memset
+// node). Partials: each block writes its sum, a second launch adds them in order.
+enum class Finish { Atomic, Counted, Partials, PartialsAndAtomic };
 
 // One block's record for --trace-blocks: on which SM it ran and when (the GPU's
 // nanosecond clock, the same on every SM; clock64() would count one SM's cycles).
@@ -100,6 +106,8 @@ struct Args {
     void* partials;       // one per block (partials finishes)
     BlockTrace* trace;    // null unless --trace-blocks
     unsigned long long* next_tile;  // resident-dynamic's counter (zeroed before each launch), else null
+    void* total;            // Counted: the running total (zero between launches)
+    unsigned* blocks_done;  // Counted: blocks finished so far (zero between launches)
 };
 
 // The elements after the last whole vector (fewer than 4): block 0's first threads.
@@ -113,8 +121,21 @@ template <unsigned BLOCK, typename T>
 __device__ __forceinline__ void finish_block(T sum, const Args& a, Finish finish, unsigned long long start_ns) {
     sum = block_sum<BLOCK>(sum);
     if (threadIdx.x != 0) return;
-    if (finish != Finish::Atomic) static_cast<T*>(a.partials)[blockIdx.x] = sum;
-    if (finish != Finish::Partials) atomicAdd(static_cast<T*>(a.out), sum);
+    if (finish == Finish::Counted) {
+        // The add happens before this block's release of the count; the last block's acquire
+        // sees every block's count, so every add (one release sequence on the count).
+        T* total = static_cast<T*>(a.total);
+        atomicAdd(total, sum);
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> done(*a.blocks_done);
+        if (done.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1) {
+            *static_cast<T*>(a.out) = __ldcg(total);
+            *total = T(0);
+            done.store(0u, cuda::memory_order_relaxed);  // the launch's end orders both before the next launch
+        }
+    } else {
+        if (finish != Finish::Atomic) static_cast<T*>(a.partials)[blockIdx.x] = sum;
+        if (finish != Finish::Partials) atomicAdd(static_cast<T*>(a.out), sum);
+    }
     if (a.trace) a.trace[blockIdx.x] = BlockTrace{start_ns, global_ns(), sm_id()};
 }
 

@@ -27,6 +27,10 @@
 //                        inside the timed region, as reduce7's launcher does: the pair
 //                        isolates what that memset node costs (back to back, at 2^26 a
 //                        launch lasts about 90 us).
+//   one-shot-512x4+counted  the same grid with a finish that needs no memset: the blocks
+//                        add into a total in the workspace and count themselves done, and
+//                        the last copies the total to the result and zeroes total and
+//                        count for the next launch (int only; one more atomic per block).
 //   bulk-resident        resident-stride's tiles and grid stride, but each tile brought into
 //                        shared memory by Hopper's bulk copy (cp.async.bulk, one request per
 //                        tile, 2 tiles in flight per block) instead of 16-byte loads; its
@@ -114,6 +118,7 @@ struct Layout {
     bool dynamic = false;  // takes its tiles from a counter (resident-dynamic)
     bool bulk_copy = false;  // Hopper's cp.async.bulk: sm_90 and later
     bool zero_each_run = false;  // a memset of the result before every launch, timed (reduce7's atomic finish)
+    bool counted = false;        // int's finish through a total and a count, no memset (Finish::Counted)
 };
 
 template <typename T>
@@ -144,6 +149,11 @@ std::vector<Layout> layouts(bool with_loads) {
             list.push_back({"resident-stride-loads" + std::to_string(count), kernel, 256, tile, Layout::Resident});
             list.push_back({"one-shot-loads" + std::to_string(count), kernel, 256, tile, Layout::OneShot});
         }
+    }
+    if constexpr (std::is_same_v<T, int>) {
+        Layout counted{"one-shot-512x4+counted", strided_tiles<512, 4, T>, 512, 4 * 512, Layout::OneShot};
+        counted.counted = true;
+        list.insert(list.begin() + 7, counted);  // after one-shot-512x4+memset
     }
     if constexpr (std::is_same_v<T, float>) {  // reduce7's atomic finish, for float too
         std::vector<Layout> atomic;
@@ -299,11 +309,15 @@ public:
         if (blocks > 0x7fffffffu) throw ProbeUsageError("n is too large for a grid of one block per tile");
         launch_.blocks = static_cast<unsigned>(blocks);
         launch_.threads = layout.threads;
-        if (std::is_same_v<T, int>) launch_.finish = Finish::Atomic;
+        if (std::is_same_v<T, int>) launch_.finish = layout.counted ? Finish::Counted : Finish::Atomic;
         else launch_.finish = layout.atomic_float ? Finish::PartialsAndAtomic : Finish::Partials;
         partials_ = DeviceBuffer<T>(launch_.blocks);
         next_tile_ = DeviceBuffer<unsigned long long>(1);
         out_ = DeviceBuffer<T>(1);
+        total_ = DeviceBuffer<T>(1);  // Counted's total and count start at zero; the last block re-zeroes them
+        blocks_done_ = DeviceBuffer<unsigned>(1);
+        CUDA_CHECK(cudaMemset(total_.get(), 0, total_.bytes()));
+        CUDA_CHECK(cudaMemset(blocks_done_.get(), 0, blocks_done_.bytes()));
         cudaFuncAttributes attributes{};
         CUDA_CHECK(cudaFuncGetAttributes(&attributes, layout.kernel));
         registers_ = attributes.numRegs;
@@ -319,7 +333,7 @@ public:
     // One reduction: the kernel, and for the deterministic float finish the second launch.
     void run(BlockTrace* trace = nullptr) {
         const Args args{input_.get(), input_.size(), vectors_, out_.get(), partials_.get(), trace,
-                        layout_.dynamic ? next_tile_.get() : nullptr};
+                        layout_.dynamic ? next_tile_.get() : nullptr, total_.get(), blocks_done_.get()};
         // +memset: the result zeroed before each launch, inside the timed region, as reduce7's
         // launcher does for its atomic finish (a memset node between two kernels).
         if (layout_.zero_each_run) zero_result();
@@ -333,7 +347,8 @@ public:
             CUDA_CHECK_LAUNCH();
         }
     }
-    bool zeroes_result() const { return launch_.finish != Finish::Partials; }
+    // Whether the result must be zeroed before a launch (the finishes that add into it).
+    bool zeroes_result() const { return launch_.finish != Finish::Partials && launch_.finish != Finish::Counted; }
     // Launches whose sums the result holds after `runs` of them: all (an atomic finish, not
     // zeroed between them) or the last one.
     std::uint64_t summed(std::uint64_t runs) const { return zeroes_result() && !layout_.zero_each_run ? runs : 1; }
@@ -380,7 +395,9 @@ public:
         CudaEvent start, stop;
         const ProbeOptions& o = setup_.options;
         for (int i = 0; i < 1 + o.warmup + o.runs; ++i) {
-            if (zeroes_result()) zero_result();
+            // Zeroed outside the timed region; Counted's too, so that a last block that
+            // failed to write would leave 0, not the previous run's (equal) sum.
+            if (zeroes_result() || launch_.finish == Finish::Counted) zero_result();
             setup_.flusher.flush(setup_.stream);
             CUDA_CHECK(cudaEventRecord(start, setup_.stream));
             run();
@@ -400,7 +417,7 @@ public:
         CudaEvent start, stop;
         const ProbeOptions& o = setup_.options;
         for (int b = 0; b < 1 + o.batches; ++b) {  // batch 0 warms up
-            if (zeroes_result()) zero_result();
+            if (zeroes_result() || launch_.finish == Finish::Counted) zero_result();
             CUDA_CHECK(cudaEventRecord(start, setup_.stream));
             for (int r = 0; r < o.batch; ++r) run();
             CUDA_CHECK(cudaEventRecord(stop, setup_.stream));
@@ -422,8 +439,9 @@ private:
     std::size_t vectors_ = 0;
     unsigned resident_ = 0;
     Launch launch_;
-    DeviceBuffer<T> partials_, out_;
+    DeviceBuffer<T> partials_, out_, total_;
     DeviceBuffer<unsigned long long> next_tile_;
+    DeviceBuffer<unsigned> blocks_done_;
     int registers_ = 0, per_sm_ = 0;
 };
 

@@ -4,7 +4,10 @@
 # tests included) as whoever runs this, then `ctest -L multi_gpu` as the ordinary user USER.
 # Build first (README.md, command 2's cmake steps).
 #
-#   scripts/multi_gpu_tests.sh [--user USER] OUTFILE
+#   scripts/multi_gpu_tests.sh [--user USER] [--label-only] OUTFILE
+#
+# --label-only runs `ctest -L multi_gpu` in both places (build the multi-GPU targets only:
+# reduce_multi_gpu multi_gpu_host_tests multi_gpu_gpu_tests), for a check of that folder alone.
 #
 # --user needs root. It is meant for a lent or scratch machine: it creates USER if there is
 # none, lets every user into the folders above the repository (o+x) and makes the build's
@@ -15,6 +18,11 @@ user=
 if [[ ${1:-} == --user ]]; then
     user=${2:?--user needs a name}
     shift 2
+fi
+label_only=no
+if [[ ${1:-} == --label-only ]]; then
+    label_only=yes
+    shift
 fi
 out=${1:?usage: scripts/multi_gpu_tests.sh [--user USER] OUTFILE}
 build=build/release
@@ -40,12 +48,16 @@ suite() {
 }
 
 {
-    provenance "scripts/multi_gpu_tests.sh${user:+ --user $user} $out"
+    provenance "scripts/multi_gpu_tests.sh${user:+ --user $user}$([[ $label_only == yes ]] && echo ' --label-only') $out"
     echo "# GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)"
     echo "# mpirun: $(command -v mpirun || echo none) $(mpirun --version 2>&1 | head -1)"
     echo "# user: $(id -un) (uid $(id -u))"
     status=0
-    suite "$(id -un)" ctest --preset release --output-on-failure || status=1
+    if [[ $label_only == yes ]]; then
+        suite "$(id -un)" ctest --test-dir "$build" -L multi_gpu --output-on-failure || status=1
+    else
+        suite "$(id -un)" ctest --preset release --output-on-failure || status=1
+    fi
     if [[ -n $user ]]; then
         if [[ $(id -u) != 0 ]]; then
             echo "--user needs root"

@@ -398,7 +398,8 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     for (const char* name : {"CMakeLists.txt", "worker.cu", "protocol.h", "exec_filter.h", "private_symbols.cmake"}) {
         grader[std::string("grading/") + name] = TreeFile{read_file(repo / "classroom/grading" / name), false};
     }
-    for (const char* name : {"CMakeLists.txt", "judge.cu", "timing_model.h"}) {
+    for (const char* name : {"CMakeLists.txt", "judge.h", "judge.cu", "perf.cu", "cases.cpp", "worker_process.h",
+                             "worker_process.cpp", "timing_model.h"}) {
         grader[std::string("judge/") + name] = TreeFile{read_file(repo / "classroom/judge" / name), false};
     }
     // The judge's drop to the student's user is the grader's too (tool/ gets it below).

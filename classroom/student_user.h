@@ -1,6 +1,6 @@
 // Running as the student's user: the bounds every process of that user gets, the drop of
 // rights, and the end of every process of that user. One header for the grader's steps
-// (process.cpp) and the judge's workers (judge/judge.cu), which are built apart: the
+// (process.cpp) and the judge's workers (judge/worker_process.cpp), which are built apart: the
 // autograder's tool/ folder gets this file with the grader's sources, and judge/ a copy
 // (classroom/generator.cpp).
 #pragma once
@@ -162,8 +162,8 @@ inline bool task_slots_free(uid_t uid, gid_t gid, rlim_t wanted = kTasksAGrading
 // without that environment is not instrumented, and could serve every request while the
 // target stays clean (the attack review5/13). So a second process of the user, seen by a
 // poll every 5 ms (a process that does GPU work lives far longer than that: creating its
-// CUDA context alone does), costs the step (judge.cu's sanitize()). As root the sanitized
-// worker cannot start a process at all (judge.cu's deny_new_processes); this watch stays
+// CUDA context alone does), costs the step (judge.cu's Judge::sanitize()). As root the sanitized
+// worker cannot start a process at all (worker_process.cpp's deny_new_processes); this watch stays
 // behind that filter.
 class SecondProcessWatch {
 public:

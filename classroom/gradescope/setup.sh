@@ -14,7 +14,7 @@
 # to build for (docs/classroom.md, "Gradescope").
 #
 # It builds everything the grader trusts from the autograder alone, then removes what a
-# student's code must never read: the solutions, the hidden cases (judge.cu) and the
+# student's code must never read: the solutions, the hidden cases (judge/cases.cpp) and the
 # grader's sources. Submissions are built and run as the unprivileged user below.
 set -euo pipefail
 cd /autograder/source

@@ -43,7 +43,7 @@ enum : std::uint32_t {
 
 constexpr std::uint32_t kMaxBatch = 64;  // reductions in one request
 
-// The variables every worker starts with (judge.cu adds what CUDA and the sanitizer need to
+// The variables every worker starts with (judge/worker_process.cpp adds what CUDA and the sanitizer need to
 // start), and, once CUDA has started, its whole environment (worker.cu): the same literal in
 // every worker, since compute-sanitizer changes some of the others (it puts its own folder in
 // front of LD_LIBRARY_PATH), and a launcher that found the list could tell the sanitized worker.

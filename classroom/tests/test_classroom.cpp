@@ -340,7 +340,7 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
 
     // The autograder holds what the student tree must not: solutions, hidden cases, hashes.
     for (const char* path : {"manifest.txt", "solution/reduce4/kernel.cu", "solution/reduce3/kernel.cu",
-                             "grading/worker.cu", "grading/protocol.h", "grading/exec_filter.h", "grading/private_symbols.cmake", "grading/assignment.cmake", "judge/judge.cu",
+                             "grading/worker.cu", "grading/protocol.h", "grading/exec_filter.h", "grading/private_symbols.cmake", "grading/assignment.cmake", "judge/judge.cu", "judge/judge.h", "judge/perf.cu", "judge/cases.cpp", "judge/worker_process.h", "judge/worker_process.cpp",
                              "judge/CMakeLists.txt", "source_policy.txt", "tool/grader.cpp", "tool/source_check.cpp", "setup.sh",
                              "run_autograder", "requirements.sh", "settings.sh", "rubric.txt", "student_tree/reduce4/kernel.cu"}) {
         EXPECT_TRUE(fs::is_regular_file(out / "autograder" / path)) << path;
@@ -572,7 +572,7 @@ TEST(Grading, ARefusalCostsOnlyItsStage) {
 // time budget it could not grade (exit 3), saying why.
 // What the student's user runs has a bound on its processes and threads, so that a
 // submission that spawns without end cannot hang the grading machine (the judge's workers
-// get the same bound through judge.cu's become()).
+// get the same bound through worker_process.cpp's become()).
 TEST(Process, AStepRunAsAnotherUserHasABoundOnItsTasks) {
     if (geteuid() != 0 || !getpwnam("nobody")) GTEST_SKIP() << "needs root and a user 'nobody' to run a step as";
     const std::string limit_line = "grep 'Max processes' /proc/self/limits; id -u";

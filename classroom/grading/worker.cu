@@ -131,7 +131,7 @@ std::vector<double> run(const Stage& stage, const SharedInput& shared, const Req
 // the sanitizer changes some of the judge's variables too, review16/31), and the stack's
 // strings and pointers are wiped. The sanitizer reads its variables when CUDA starts; its
 // later reports on this process are what the grading's racy fixtures check. (The launcher
-// runs on another thread's stack besides: main, below.)
+// runs on another thread's stack besides, which holds no pointer to this one: main, below.)
 void forget_starting_environment(int argc, char** argv, char** envp) {
     static std::vector<char*> entries;  // the new environment, for the process's life
     for (const char* entry : kWorkerKeeps) entries.push_back(const_cast<char*>(entry));
@@ -151,28 +151,39 @@ void copy_text(char (&to)[kTextBytes], const std::string& text) {
     std::snprintf(to, kTextBytes, "%s", text.c_str());
 }
 
-int serve(int socket, int argc, char** argv, char** envp) {
+// The judge's setup: CUDA started on its device, the shared input mapped, and the starting
+// environment wiped, all before any code of the submission's runs; null when it failed
+// (the judge has been told why).
+std::unique_ptr<SharedInput> set_up(int socket, int argc, char** argv, char** envp, int& device) {
     Setup setup;
     int memory_fd = -1;
     if (!recv_with_fd(socket, &setup, sizeof setup, memory_fd, 60000) || setup.magic != kMagic ||
         setup.version != kVersion) {
         std::fprintf(stderr, "worker: no setup from the judge\n");
-        return 3;
+        return nullptr;
     }
     Ready ready;
     std::unique_ptr<SharedInput> shared;
     try {
-        CUDA_CHECK(cudaSetDevice(static_cast<int>(setup.device)));
+        device = static_cast<int>(setup.device);
+        CUDA_CHECK(cudaSetDevice(device));
         CUDA_CHECK(cudaFree(nullptr));  // the primary context, which the driver calls below use
-        shared = std::make_unique<SharedInput>(memory_fd, setup.bytes, static_cast<int>(setup.device));
+        shared = std::make_unique<SharedInput>(memory_fd, setup.bytes, device);
         copy_text(ready.text, shared->mapping);
         forget_starting_environment(argc, argv, envp);  // before the submission's first call
     } catch (const std::exception& e) {
         ready.kind = Kind::Failed;
         copy_text(ready.text, e.what());
+        shared.reset();
     }
-    if (!send_all(socket, &ready, sizeof ready) || ready.kind != Kind::Ready) return 3;
+    if (!send_all(socket, &ready, sizeof ready) || ready.kind != Kind::Ready) return nullptr;
+    return shared;
+}
 
+// The judge's requests, one after the other, until it says quit or goes away.
+int serve(int socket, const SharedInput* input, int device) {
+    if (cudaSetDevice(device) != cudaSuccess) return 3;  // this thread's current device
+    const SharedInput& shared_input = *input;
     const Stage& stage = WORKER_STAGE;
     Workspace workspace;
     for (;;) {
@@ -185,9 +196,9 @@ int serve(int socket, int argc, char** argv, char** envp) {
                 throw std::runtime_error("malformed request");
             }
             switch (q.type) {
-                case ValueKind::Int32: values = run<int>(stage, *shared, q, workspace, reply.worker_ms); break;
-                case ValueKind::Float32: values = run<float>(stage, *shared, q, workspace, reply.worker_ms); break;
-                default: values = run<double>(stage, *shared, q, workspace, reply.worker_ms); break;
+                case ValueKind::Int32: values = run<int>(stage, shared_input, q, workspace, reply.worker_ms); break;
+                case ValueKind::Float32: values = run<float>(stage, shared_input, q, workspace, reply.worker_ms); break;
+                default: values = run<double>(stage, shared_input, q, workspace, reply.worker_ms); break;
             }
             reply.ok = 1;
         } catch (const std::exception& e) {
@@ -209,13 +220,19 @@ int main(int argc, char** argv, char** envp) {
         std::fprintf(stderr, "usage: %s --socket FD (started by the judge, not by hand)\n", argv[0]);
         return 2;
     }
-    // The judge's requests are served, and the submission's code runs, on a thread of its
-    // own: walking up from a launcher's frame reaches the top of that thread's stack, which
-    // holds nothing of how the process started (its arguments, environment and auxiliary
-    // vector lie at the top of the main thread's: review16/32 counted the variables there).
+    // The set-up runs here, on the main thread; the judge's requests are served, and the
+    // submission's code runs, on a thread of its own: walking up from a launcher's frame
+    // reaches the top of that thread's stack, which holds nothing of how the process started
+    // (its arguments, environment and auxiliary vector lie at the top of the main thread's:
+    // review16/32 counted the variables there). The thread is given values and heap
+    // addresses only, never an address on this stack (review17/33 followed a captured
+    // reference, kept in a saved register, from the serving thread's stack to this one).
     const int socket = std::atoi(argv[2]);
-    int status = 3;
-    std::thread server([&] { status = serve(socket, argc, argv, envp); });
+    int device = 0;
+    const std::unique_ptr<SharedInput> shared = set_up(socket, argc, argv, envp, device);
+    if (!shared) return 3;
+    static int status = 3;  // not on this stack either
+    std::thread server([socket, input = shared.get(), device] { status = serve(socket, input, device); });
     server.join();
     return status;
 }

@@ -43,7 +43,7 @@ TEST(CopiesInStep, ReduceOpRepeatsReduce7sProtocol) {
              std::string("constexpr std::size_t kTile = std::size_t(kLoadsInFlight) * BLOCK;"),
              std::string("std::size_t i = blockIdx.x * kTile + threadIdx.x;"),
              std::string("for (; i + (kLoadsInFlight - 1) * BLOCK < vectors; i += gridDim.x * kTile) {"),
-             std::string("if (i < vectors) {  // the last tile, when the input ends inside it (full tiles branch past)"),
+             std::string("for (int k = 0; k < kLoadsInFlight; ++k) {  // the last tile, when the input ends inside it"),
              std::string("__shared__ bool is_last;"),
              std::string("cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*blocks_done);"),
              std::string("is_last = count.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;"),

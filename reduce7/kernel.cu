@@ -126,6 +126,10 @@ shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out, un
         if (threadIdx.x == 0) atomicAdd(out, sum);
         return;
     }
+    if (finish == Finish::Packed) {  // int: the sum and a count in one word, no memset (variants.cuh)
+        if (threadIdx.x == 0) packed_finish(sum, out, blocks_done);
+        return;
+    }
     if (threadIdx.x == 0) block_sums[blockIdx.x] = sum;
     if (finish == Finish::TwoPass) return;  // the launcher sums block_sums with one more block
     if (finish == Finish::Pdl) return;      // the same; only the second launch differs
@@ -169,6 +173,7 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
     auto* blocks_done = static_cast<unsigned*>(workspace);
     T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + kCounterBytes);
     const Finish finish = chosen_as<Finish, T>(kFinish, config);
+    if (finish == Finish::Packed && !std::is_same_v<T, int>) throw std::invalid_argument("--finish packed: int only");
     dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
         const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
         if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
@@ -180,7 +185,8 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
         // 4 KiB tiles (--vec 1) half again slower.
         constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
         const std::size_t tiles = ceil_div(n, kTileElements);
-        const bool one_block_per_tile = finish == Finish::Atomic && kTileElements * sizeof(T) >= 16 * 1024;  // --grid overrides it
+        const bool adds_atomically = finish == Finish::Atomic || finish == Finish::Packed;
+        const bool one_block_per_tile = adds_atomically && kTileElements * sizeof(T) >= 16 * 1024;  // --grid overrides it
         const unsigned blocks =
             grid_blocks<T>(config, one_block_per_tile, tiles, [&] { return resident_blocks(kernel, BLOCK, 0); });
         if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);

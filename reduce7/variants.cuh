@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "stage.h"
@@ -41,23 +42,52 @@ enum class Finish {
     Atomic,     // every block atomically adds its sum into the result (order varies run to run)
     LastBlock,  // the last block to finish sums the partials, in order (deterministic)
     Pdl,        // two-pass, the second launch scheduled while the first runs (sm_90+, deterministic)
+    Packed,     // int: each block adds its sum and a count into one 64-bit word; no memset (below)
 };
 
-constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl"};  // in the order of enum Finish
+constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl", "packed"};  // in the order of enum Finish
 constexpr Variant kFinish = {
     .name = "finish",
     .value_name = "F",
     .choices = kFinishChoices,
-    .help = "two-pass | atomic | last-block | pdl (default: atomic for int,\n"
+    .help = "two-pass | atomic | last-block | pdl | packed (default: atomic for int,\n"
             "last-block for float and double: the fastest that gives the same bits every run;\n"
-            "pdl: two-pass with Programmatic Dependent Launch, compute capability 9.0 and newer)",
+            "pdl: two-pass with Programmatic Dependent Launch, compute capability 9.0 and newer;\n"
+            "packed: int only, the atomic finish without the result's memset)",
     // The fastest finish that gives the same bits on every run. Integer addition is
     // associative, so atomics are deterministic for int; for float and double the order of
     // the atomic adds varies from run to run, and so would the rounding.
     .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "atomic" : "last-block"; },
+    .unsupported = [](std::string_view finish, ValueType type) -> std::string {
+        if (finish != "packed" || type == ValueType::Int32) return "";
+        return "--finish packed adds 32-bit integers in halves of one 64-bit word: int only, not " +
+               std::string(type_name(type));
+    },
     .needs_compute_capability = [](std::string_view finish) { return finish == "pdl" ? 90 : 0; },
     .always_labelled = true,
 };
+
+// --finish packed (int): the blocks' sum and how many blocks have added, in one 64-bit word
+// of the workspace (zero between launches): high half the sum modulo 2^32, low half the
+// count. Each block adds (its sum << 32) + 1 with one atomic, which also returns the word
+// before it; the block whose add brings the count to the grid's size read every other
+// block's sum in that word, so it writes the result and zeroes the word for the next
+// launch. The atomic finish needs the result zeroed before the launch (a memset node, about
+// 0.7 us a launch: docs/results/grid_layout_95866ca/); this one does not, and needs no
+// fence, since one word carries both (a count in a word of its own, with an acquire-release
+// per block, cost more than the memset: docs/results/grid_layout_fcb7c24/).
+template <typename T>
+__device__ void packed_finish(T sum, T* out, unsigned* workspace_word) {
+    if constexpr (std::is_integral_v<T> && sizeof(T) == 4) {
+        auto* word = reinterpret_cast<unsigned long long*>(workspace_word);  // 256-byte aligned
+        const unsigned long long mine = (static_cast<unsigned long long>(static_cast<unsigned>(sum)) << 32) + 1ull;
+        const unsigned long long before = atomicAdd(word, mine);
+        if (static_cast<unsigned>(before) == gridDim.x - 1) {
+            *out = static_cast<T>(static_cast<unsigned>(before >> 32) + static_cast<unsigned>(sum));
+            *word = 0;  // ready for the next launch
+        }
+    }
+}
 
 
 // VEC values of T loaded by one instruction: int4, float4, double2, ...

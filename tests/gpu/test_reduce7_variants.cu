@@ -1,4 +1,5 @@
-// reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block|pdl) at every size and
+// reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block|pdl|packed, packed for int
+// only) at every size and
 // block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
 // boundary; --loads 1|2|4|8|16 at the default width and finish; and --grid resident|one-shot
 // under every finish (the default picks one of the two by the finish).
@@ -22,10 +23,16 @@ const Variant& reduce7_variant(std::string_view name) {
     throw std::logic_error("reduce7 declares no variant " + std::string(name));
 }
 
+// Whether reduce7 runs `finish` on `type` at all (--finish packed: int only).
+bool finish_runs_on(std::string_view finish, ValueType type) {
+    const Variant& v = reduce7_variant("finish");
+    return !v.unsupported || v.unsupported(finish, type).empty();
+}
+
 struct VariantCase {
     ValueType type;
     int vec;
-    std::string finish;  // two-pass, atomic, last-block, pdl (skipped below compute capability 9.0)
+    std::string finish;  // two-pass, atomic, last-block, pdl (skipped below compute capability 9.0), packed
     int block;
     std::size_t n;
     std::size_t offset;  // elements past a 16-byte aligned address
@@ -39,6 +46,7 @@ std::vector<VariantCase> variant_cases(bool misaligned) {
         for (int vec : {1, 2, 4}) {
             if (vec * type_size(type) > 16) continue;
             for (std::string_view choice : reduce7_variant("finish").choices) {
+                if (!finish_runs_on(choice, type)) continue;
                 const std::string finish(choice);
                 for (int block = reduce7_stage.min_block; block <= reduce7_stage.max_block; block *= 2) {
                     for (std::size_t n : test_sizes()) {
@@ -122,6 +130,7 @@ std::vector<VariantCase> grid_cases() {
     for (ValueType type : {ValueType::Int32, ValueType::Float32, ValueType::Float64}) {
         const int vec = static_cast<int>(16 / type_size(type));
         for (std::string_view finish : reduce7_variant("finish").choices) {
+            if (!finish_runs_on(finish, type)) continue;
             for (std::string_view grid : {"resident", "one-shot"}) {
                 for (int block : {32, 256}) {
                     for (std::size_t n : test_sizes()) {

@@ -126,10 +126,7 @@ shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out, un
         if (threadIdx.x == 0) atomicAdd(out, sum);
         return;
     }
-    if (finish == Finish::Packed) {  // int: the sum and a count in one word, no memset (variants.cuh)
-        if (threadIdx.x == 0) packed_finish(sum, out, blocks_done);
-        return;
-    }
+    if (finish == Finish::Packed) return packed_finish(sum, out, blocks_done);  // int, no memset (variants.cuh)
     if (threadIdx.x == 0) block_sums[blockIdx.x] = sum;
     if (finish == Finish::TwoPass) return;  // the launcher sums block_sums with one more block
     if (finish == Finish::Pdl) return;      // the same; only the second launch differs

@@ -76,8 +76,10 @@ constexpr Variant kFinish = {
 // 0.7 us a launch: docs/results/grid_layout_95866ca/); this one does not, and needs no
 // fence, since one word carries both (a count in a word of its own, with an acquire-release
 // per block, cost more than the memset: docs/results/grid_layout_fcb7c24/).
+// Thread 0 of each block holds the block's sum; the other threads return.
 template <typename T>
 __device__ void packed_finish(T sum, T* out, unsigned* workspace_word) {
+    if (threadIdx.x != 0) return;
     if constexpr (std::is_integral_v<T> && sizeof(T) == 4) {
         auto* word = reinterpret_cast<unsigned long long*>(workspace_word);  // 256-byte aligned
         const unsigned long long mine = (static_cast<unsigned long long>(static_cast<unsigned>(sum)) << 32) + 1ull;

@@ -15,6 +15,8 @@ template <typename T>
 Record bench_stage(const Stage& stage, const RunConfig& config, const DeviceInput<T>& input, BenchContext& context) {
     const std::string variant = variant_label(stage.variants, config.variants, value_type_of<T>());
     Record r = new_record(stage.name, stage.kernel, variant, input, input.n * sizeof(T), config.block, context);
+    r.from_stage = true;
+    r.baseline = stage.baseline;
     DeviceBuffer<unsigned char> workspace(stage.workspace_bytes(input.n, sizeof(T), config));
     if (workspace.bytes()) CUDA_CHECK(cudaMemsetAsync(workspace.get(), 0, workspace.bytes(), context.stream));
     DeviceBuffer<T> result(1);
@@ -29,18 +31,19 @@ Record bench_stage(const Stage& stage, const RunConfig& config, const DeviceInpu
 }
 
 void compare_records(std::vector<Record>& records) {
-    const auto find = [&](const std::string& stage) -> const Record* {
+    const auto find = [&](auto&& wanted) -> const Record* {
         for (const Record& r : records) {
-            if (r.stage == stage) return &r;
+            if (wanted(r)) return &r;
         }
         return nullptr;
     };
-    const Record* reduce0 = find("reduce0");
-    const Record* cub = find("cub");
-    const Record* copy = find("copy");
+    // The baseline stage's first record (its default, where --variants times others too).
+    const Record* baseline = find([](const Record& r) { return r.baseline; });
+    const Record* cub = find([](const Record& r) { return r.stage == "cub"; });
+    const Record* copy = find([](const Record& r) { return r.stage == "copy"; });
     for (Record& r : records) {
         if (r.median_ms <= 0) continue;
-        if (reduce0 && r.stage.rfind("reduce", 0) == 0) r.vs_reduce0 = reduce0->median_ms / r.median_ms;
+        if (baseline && r.from_stage) r.vs_reduce0 = baseline->median_ms / r.median_ms;
         if (cub && r.stage != "copy") r.vs_cub = cub->median_ms / r.median_ms;
         if (copy && copy->gbps > 0) r.pct_copy = 100.0 * r.gbps / copy->gbps;
     }

@@ -10,6 +10,8 @@
 // One timed kernel: a stage, CUB's DeviceReduce::Sum or the device-to-device copy.
 struct Record {
     std::string stage;    // "reduce3", "cub", "copy"
+    bool from_stage = false;  // a stage's (not CUB's or the copy's)
+    bool baseline = false;    // the baseline stage's (Stage::baseline)
     std::string kernel;   // "first_add_during_load", "DeviceReduce::Sum", "cudaMemcpyAsync"
     std::string variant;  // options that change the kernel, "NAME=CHOICE ..." (common/variant.h); may be empty
     std::string type;     // "int", "float", "double"

@@ -46,6 +46,8 @@ struct Stage {
     int min_block = 32;   // supported blocks: powers of two from min_block to max_block
     int max_block = 1024;
     int default_block = 256;  // the block a run takes when --block is not given
+    // The stage every other is compared with (the "x reduce0" column): true for one stage only.
+    bool baseline = false;
     // Scratch memory the launcher needs for partial sums. The harness allocates it once,
     // outside the timed region, and zeroes it once.
     std::size_t (*workspace_bytes)(std::size_t n, std::size_t value_size, const RunConfig& config) = nullptr;

@@ -92,6 +92,7 @@ extern const Stage reduce0_stage = {
     .idea = "a tree in shared memory, interleaved addressing, the adding threads scattered over every warp",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
+    .baseline = true,  // every stage's "x reduce0" divides by this one's time
     .workspace_bytes = workspace_bytes,
     .sum_int = launch<int>,
     .sum_float = launch<float>,

@@ -67,6 +67,19 @@ struct HarnessFixture : testing::Test {
 
 using Harness = HarnessFixture;
 
+// The "x reduce0" column divides by the stage marked as the baseline: exactly one, reduce0
+// (no GPU needed: the records of the stages only).
+TEST(StageList, OneStageIsTheBaseline) {
+    int baselines = 0;
+    for (const Stage* stage : all_stages()) {
+        if (stage->baseline) {
+            ++baselines;
+            EXPECT_STREQ(stage->name, "reduce0");
+        }
+    }
+    EXPECT_EQ(baselines, 1);
+}
+
 TEST_F(Harness, OpenDeviceReadsTheGpu) {
     EXPECT_FALSE(device->name.empty());
     EXPECT_GT(device->sms, 0);
@@ -120,6 +133,8 @@ TEST_F(Harness, StagesCubAndCopyVerifyAndCompare) {
             ASSERT_TRUE(r.pct_copy.has_value());
         }
         EXPECT_DOUBLE_EQ(*records[0].vs_reduce0, 1.0);
+        EXPECT_TRUE(records[1].vs_reduce0.has_value());  // a stage: compared with the baseline
+        EXPECT_FALSE(records[2].vs_reduce0.has_value());  // CUB: not a stage
         EXPECT_EQ(records[3].bytes, 2 * input.n * sizeof(int));
     }
 }

@@ -127,7 +127,7 @@ TEST(HarnessKnowsNoStage, TheStagesKeepTheLabelsOfTheResults) {
     EXPECT_EQ(labels_of("reduce7", ValueType::Float64, true),
               (Labels{"vec=1 finish=two-pass", "vec=1 finish=atomic", "vec=1 finish=last-block", "vec=1 finish=pdl",
                       "vec=2 finish=two-pass", "vec=2 finish=atomic", "vec=2 finish=last-block", "vec=2 finish=pdl"}));
-    EXPECT_EQ(labels_of("reduce7", ValueType::Int32, true).size(), 12u);
+    EXPECT_EQ(labels_of("reduce7", ValueType::Int32, true).size(), 15u);  // 3 widths x 5 finishes (packed: int only)
     const Stage& reduce7 = *find_stage("reduce7");
     EXPECT_EQ(variant_label(reduce7.variants, {{"loads", "8"}}, ValueType::Float32), "vec=4 finish=last-block loads=8");
     const Stage& reduce4 = *find_stage("reduce4");

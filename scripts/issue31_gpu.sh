@@ -121,8 +121,16 @@ reduce7_rows() {
     shift 2
     "$build/bin/reduce7" --no-baseline "$@" --timing "$m" --iters "$([[ $m == flushed ]] && echo 100 || echo 10)" \
         --warmup 20 --csv >"$out/reduce7_rows.tmp" || return
-    if [[ ! -s $csv ]]; then sed "1s/^/timing,/;2,\$s/^/$m,/" "$out/reduce7_rows.tmp"; else tail -n +2 "$out/reduce7_rows.tmp" | sed "s/^/$m,/"; fi >>"$csv"
+    labelled_rows "$csv" timing "$m" "$out/reduce7_rows.tmp"
     rm -f "$out/reduce7_rows.tmp"
+}
+
+# labelled_rows CSV NAMES VALUES FILE: FILE's CSV rows appended to CSV behind first columns
+# (NAMES in the header, VALUES in every row, both comma-separated); the header only into an
+# empty CSV.
+labelled_rows() {
+    local csv=$1 names=$2 values=$3 file=$4
+    if [[ ! -s $csv ]]; then sed "1s/^/$names,/;2,\$s/^/$values,/" "$file"; else tail -n +2 "$file" | sed "s/^/$values,/"; fi >>"$csv"
 }
 
 # reduce7's grid (--grid resident | one-shot) under each finish, int and float, both timing
@@ -208,7 +216,7 @@ do_counted() {
 
 # reduce7 beside CUB at every size from 2^13 (one CSV, a first column naming the build).
 do_cub() {
-    local csv=$out/like_for_like.csv builds=(release) b t blk m first=1
+    local csv=$out/like_for_like.csv builds=(release) b t blk m
     cmake --build "$build" --target small_inputs -j "$(nproc)" || return
     if [[ -d .cccl35 ]]; then
         BUILD_DIR=build/cccl scripts/cccl_wheel_build.sh small_inputs >"$out/cccl_build.log" 2>&1 || return
@@ -219,11 +227,10 @@ do_cub() {
         for m in flushed back-to-back; do
             for t in int float; do
                 for blk in 256 512; do
-                    build/$b/bin/small_inputs --stages reduce7 --no-baseline --type "$t" --block "$blk" --sweep 2^13:2^30 \
+                    "build/$b/bin/small_inputs" --stages reduce7 --no-baseline --type "$t" --block "$blk" --sweep 2^13:2^30 \
                         --timing "$m" --iters "$([[ $m == flushed ]] && echo 30 || echo 10)" --warmup 3 --csv \
                         >"$out/cub.tmp" || return
-                    if (( first )); then sed "1s/^/build,timing,/;2,\$s/^/$b,$m,/" "$out/cub.tmp"; else tail -n +2 "$out/cub.tmp" | sed "s/^/$b,$m,/"; fi >>"$csv"
-                    first=0
+                    labelled_rows "$csv" build,timing "$b,$m" "$out/cub.tmp"
                 done
             done
         done

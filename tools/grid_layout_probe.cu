@@ -349,6 +349,10 @@ public:
     }
     // Whether the result must be zeroed before a launch (the finishes that add into it).
     bool zeroes_result() const { return launch_.finish != Finish::Partials && launch_.finish != Finish::Counted; }
+    // Whether the result is zeroed before a timing, outside its timed region: where a launch
+    // needs it, and for Counted too, so that a last block that failed to write would leave
+    // 0, not the previous run's (equal) sum.
+    bool zeroed_before_timing() const { return zeroes_result() || launch_.finish == Finish::Counted; }
     // Launches whose sums the result holds after `runs` of them: all (an atomic finish, not
     // zeroed between them) or the last one.
     std::uint64_t summed(std::uint64_t runs) const { return zeroes_result() && !layout_.zero_each_run ? runs : 1; }
@@ -395,9 +399,7 @@ public:
         CudaEvent start, stop;
         const ProbeOptions& o = setup_.options;
         for (int i = 0; i < 1 + o.warmup + o.runs; ++i) {
-            // Zeroed outside the timed region; Counted's too, so that a last block that
-            // failed to write would leave 0, not the previous run's (equal) sum.
-            if (zeroes_result() || launch_.finish == Finish::Counted) zero_result();
+            if (zeroed_before_timing()) zero_result();
             setup_.flusher.flush(setup_.stream);
             CUDA_CHECK(cudaEventRecord(start, setup_.stream));
             run();
@@ -417,7 +419,7 @@ public:
         CudaEvent start, stop;
         const ProbeOptions& o = setup_.options;
         for (int b = 0; b < 1 + o.batches; ++b) {  // batch 0 warms up
-            if (zeroes_result() || launch_.finish == Finish::Counted) zero_result();
+            if (zeroed_before_timing()) zero_result();
             CUDA_CHECK(cudaEventRecord(start, setup_.stream));
             for (int r = 0; r < o.batch; ++r) run();
             CUDA_CHECK(cudaEventRecord(stop, setup_.stream));

@@ -23,9 +23,15 @@ namespace {
 const char* const kAllowedSymbols[] = {
     // the CUDA runtime: nvcc's registration and launch stubs, and the calls a launcher
     // needs (launches, errors, the device's attributes, occupancy, a memset of its own
-    // workspace). Not "cuda*": events time (and so can tell the sanitizer's slow run from
-    // the others), and array and pool allocations can starve the judge of memory
-    "__cuda*", "cudaLaunchKernel", "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaGetLastError",
+    // workspace). Every call that sets GPU work going is one the worker records
+    // (grading/recorder.cu). Not "cuda*": events time, array and pool allocations can
+    // starve the judge of memory; nor "__cuda*": __cudaGetProcAddress hands out any
+    // driver function, an unrecorded launch among them, and __cudaRegisterManagedVar makes
+    // a __managed__ variable, which host code writes with no call the recorder sees
+    "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "__cudaRegisterFunction",
+    "__cudaRegisterVar", "__cudaInitModule", "__cudaGetKernel", "__cudaLaunchKernel",
+    "__cudaLaunchKernel_ptsz", "__cudaPushCallConfiguration", "__cudaPopCallConfiguration", "cudaLaunchKernel",
+    "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaGetLastError",
     "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaGetDevice", "cudaGetDeviceCount",
     "cudaDeviceGetAttribute", "cudaGetDeviceProperties*", "cudaFuncGetAttributes", "cudaFuncSetAttribute",
     "cudaFuncSetCacheConfig", "cudaOccupancy*", "cudaMemsetAsync", "cudaMemset", "cudaMemGetInfo",

@@ -395,11 +395,12 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     }
     // grading/: the worker, built in the tree being graded (no secret in it); judge/: the
     // trusted program, with the hidden cases (removed on Gradescope once it is built).
-    for (const char* name : {"CMakeLists.txt", "worker.cu", "protocol.h", "exec_filter.h", "private_symbols.cmake"}) {
+    for (const char* name : {"CMakeLists.txt", "worker.cu", "recorder.cu", "recorder.h", "launch_record.h", "gpu_window.h",
+                             "protocol.h", "exec_filter.h", "private_symbols.cmake"}) {
         grader[std::string("grading/") + name] = TreeFile{read_file(repo / "classroom/grading" / name), false};
     }
     for (const char* name : {"CMakeLists.txt", "judge.h", "judge.cu", "perf.cu", "cases.cpp", "worker_process.h",
-                             "worker_process.cpp", "timing_model.h"}) {
+                             "worker_process.cpp", "timing_model.h", "replay.cu"}) {
         grader[std::string("judge/") + name] = TreeFile{read_file(repo / "classroom/judge" / name), false};
     }
     // The judge's drop to the student's user is the grader's too (tool/ gets it below).

@@ -76,6 +76,15 @@ foreach(signature IN LISTS signatures)
     list(APPEND renamed "${name}")
   endif()
 endforeach()
+# The calls that set work going on the GPU, recorded (recorder.cu): the object's references,
+# and only the object's, are renamed to the recorder's functions, which make the call after
+# writing it into the request's record. A name the object defines itself was renamed above.
+foreach(name __cudaLaunchKernel __cudaLaunchKernel_ptsz cudaLaunchKernel cudaLaunchKernelExC cudaLaunchCooperativeKernel
+             cudaMemsetAsync cudaMemset cudaFuncSetAttribute)
+  if(NOT name IN_LIST renamed)
+    string(APPEND renames "${name} grading_recorded_${name}\n")
+  endif()
+endforeach()
 file(WRITE "${OUT}.renames" "${renames}")
 execute_process(COMMAND "${OBJCOPY}" "--redefine-syms=${OUT}.renames" "${members}" "${OUT}" RESULT_VARIABLE status
                 ERROR_VARIABLE err)

@@ -10,7 +10,10 @@
 //                       driver allows it, and the judge reads the inputs back after each
 //                       request of the submission's: a changed input fails the request.
 //   2. worker -> judge  Ready, its text saying how the inputs are mapped (or Failed, why).
-//   3. judge -> worker  Request ... worker -> judge Reply (values follow it), repeated.
+//   3. judge -> worker  Request ... worker -> judge Reply (values follow it, then the
+//                       request's record: launch_record.h), repeated. The replay
+//                       (judge/replay.cu) takes Requests with op kReplay, each followed
+//                       by a record, and answers with the sums the record's replay left.
 //   4. judge -> worker  Request with kQuit; the worker exits 0. Its exit status means
 //                       only "did not crash": no verdict is read from it.
 //
@@ -30,11 +33,11 @@
 namespace grading_wire {
 
 constexpr std::uint32_t kMagic = 0x52454455;  // "REDU"
-constexpr std::uint32_t kVersion = 1;
+constexpr std::uint32_t kVersion = 2;
 
 enum class Kind : std::uint32_t { Setup = 1, Ready = 2, Failed = 3, Request = 4, Reply = 5 };
 enum class ValueKind : std::uint32_t { Int32 = 0, Float32 = 1, Float64 = 2 };
-enum Op : std::uint32_t { kRun = 1, kQuit = 2 };
+enum Op : std::uint32_t { kRun = 1, kQuit = 2, kReplay = 3 };
 // Request flags.
 enum : std::uint32_t {
     kCopyIn = 1u,  // reduce a private, exactly sized copy (cudaMalloc) of the input: memcheck
@@ -43,10 +46,8 @@ enum : std::uint32_t {
 
 constexpr std::uint32_t kMaxBatch = 64;  // reductions in one request
 
-// The variables every worker starts with (judge/worker_process.cpp adds what CUDA and the sanitizer need to
-// start), and, once CUDA has started, its whole environment (worker.cu): the same literal in
-// every worker, since compute-sanitizer changes some of the others (it puts its own folder in
-// front of LD_LIBRARY_PATH), and a launcher that found the list could tell the sanitized worker.
+// The variables every worker starts with (judge/worker_process.cpp adds what CUDA needs to
+// start): nothing of the grader's, the seed above all.
 constexpr const char* kWorkerKeeps[] = {"HOME=/tmp", "LC_ALL=C"};
 constexpr std::uint32_t kTextBytes = 200;
 
@@ -76,6 +77,7 @@ struct Request {
     std::uint32_t batch = 1;   // inputs, reduced back to back on one stream
     std::uint32_t repeats = 1; // runs of each input (the workspace reused, as a caller would)
     std::uint32_t flags = 0;
+    std::uint64_t record_bytes = 0;  // kReplay: the record's bytes, which follow
 };
 
 // Then batch * repeats doubles: input k's run r at k * repeats + r. Every value a sum can
@@ -87,7 +89,7 @@ struct Reply {
     std::uint32_t count = 0; // doubles that follow
     float worker_ms = 0;     // the worker's own event time for the batch: a diagnostic the
                              // judge prints, never a verdict (the worker could say anything)
-    std::uint32_t pad = 0;
+    std::uint32_t record_bytes = 0;  // the record's, after the values
     char text[kTextBytes] = {};
 };
 

@@ -129,7 +129,8 @@ bool Judge::unchanged(const SharedMemory& memory, const std::vector<char>& regio
     return now == region;
 }
 
-std::string Judge::run_case(Worker& worker, const SharedMemory& memory, const Case& c, std::uint64_t seed) {
+std::string Judge::run_case(Worker& worker, const SharedMemory& memory, const Case& c, std::uint64_t seed, bool copy_in,
+                            const std::vector<char>* replay) {
     long long exact = 0;
     const std::size_t size = type_size(c.type);
     std::vector<char> bytes(c.n * size);
@@ -155,10 +156,11 @@ std::string Judge::run_case(Worker& worker, const SharedMemory& memory, const Ca
     q.repeats = 2;  // the second run reuses the workspace, as a caller would
     // Half the aligned cases on an exactly sized private copy, as the sanitizers' are, so
     // that a private copy does not mark a sanitizer's run.
-    if (c.offset == 0 && ((seed >> 7) & 1)) q.flags = kCopyIn;
+    if (c.offset == 0 && (copy_in || ((seed >> 7) & 1))) q.flags = kCopyIn;
+    if (replay) q.op = kReplay;
     std::vector<double> got;
     std::string error;
-    if (!worker.ask(q, got, error, o.timeout)) return error;
+    if (!worker.ask(q, got, error, o.timeout, replay ? *replay : std::vector<char>{})) return error;
     if (!unchanged(memory, region)) return kWroteInput;
     for (int run = 0; run < 2; ++run) {
         if (!(std::isfinite(got[run]) && got[run] == static_cast<double>(exact))) {
@@ -170,27 +172,32 @@ std::string Judge::run_case(Worker& worker, const SharedMemory& memory, const Ca
 }
 
 // ---------------------------------------------------------------- sanitizers
-// The sanitizer's verdict is its own exit status (--error-exitcode) and its own log
-// file, never what the program under it prints; and the worker must still have
-// returned the right sums under it, so a program that ends before its kernels run
-// gains nothing.
+// Two phases, never at once. First the submission's worker, a plain one like every other,
+// runs a sequence of cases and sends back, with each request's sums, the record of what its
+// launcher asked of the GPU (grading/recorder.cu); then every process of the student's user
+// is killed, and the judge's replay (replay.cu), started under compute-sanitizer, repeats
+// the records in order with the worker's kernels, at the worker's addresses, on the same
+// inputs. No host code of the submission's runs under the sanitizer, so none can look for
+// it (the attack reviews' 28 and 30-34 read the sanitizer's traces in their process), and
+// no process of the student's runs while the replay does. The sanitizer's verdict is its
+// own exit status (--error-exitcode) and its own log file, never what the process under it
+// prints; and the replay's sums must be right too, so a record that leaves out work, or
+// kernels whose result hangs on something the replay does not repeat, gain nothing.
 int Judge::sanitize() {
     const bool race = o.tool == "racecheck";
     // A size and a block drawn from the seed, near 2^16 (racecheck is slow) or near 10^6
-    // with a partial last block and tail, so that a launcher cannot tell the sanitizer's
-    // run from the others by its size.
+    // with a partial last block and tail.
     const std::uint64_t pick = mix(o.seed, race ? 77 : 78);
     const std::size_t n = race ? (std::size_t{1} << 16) - 1000 + pick % 2000 : 999000 + pick % 2000;
     const std::vector<int> all = blocks(o);
     const int block = all[(pick >> 20) % all.size()];
-    // The sanitized worker must not be told apart by what it is asked either (the attack
-    // review's 01 and 02 ran clean code on a process's first call only): it gets a run of
-    // the public cases, drawn from the seed, with the sanitizer's own case at a drawn
-    // place among them, more launcher calls than a whole timed block makes, and last
-    // a reduction of the timed size, so that neither a call count nor the timed n can
-    // keep the code it times from the sanitizer. Every sum is checked.
-    // The public cases only: this step's line is visible before the deadline, and a
-    // hidden case failing here would show there (the attack review's 09, graded again).
+    // The worker is not told what its records are for: it records every request, in every
+    // step. Its run holds the public cases, drawn from the seed, with the sanitizer's own
+    // case at a drawn place among them, more launcher calls than a whole timed block makes,
+    // and last a reduction of the timed size, so that neither a call count nor the timed n
+    // sets this worker apart (the attack review's 01 and 02 ran clean code on a process's
+    // first call only). The public cases only: this step's line is visible before the
+    // deadline, and a hidden case failing here would show there (the attack review's 09).
     std::vector<Case> decoys;
     for (const Case& c : group_cases("public", o)) {
         if (c.n > 0 && c.n <= (race ? std::size_t{1} << 14 : std::size_t{1} << 18)) decoys.push_back(c);
@@ -199,19 +206,53 @@ int Judge::sanitize() {
     // 60 cases, 120 calls: more than a timed block's worker ever makes (40 of warm-up and
     // 60 timed), so no count of calls tells the two apart.
     decoys.resize(std::min<std::size_t>(decoys.size(), 60));
+    struct Step {
+        Case c;
+        std::uint64_t seed;
+        bool own;  // the sanitizer's own case: on an exactly sized private copy
+        std::vector<char> record;
+    };
+    std::vector<Step> steps;
+    for (std::size_t i = 0; i < decoys.size(); ++i) steps.push_back({decoys[i], mix(pick, 2000 + i), false, {}});
     const std::size_t own_place = (pick >> 32) % (decoys.size() + 1);
+    const Case own_case{Type::Int, n, block, 0};
+    steps.insert(steps.begin() + static_cast<std::ptrdiff_t>(own_place), Step{own_case, mix(pick, 1), true, {}});
     const Case timed_size{Type::Int, std::size_t{1} << o.perf_log2n, 256, 0};
-    std::size_t bytes = (timed_size.n + 64) * 4;
-    for (const Case& c : decoys) bytes = std::max(bytes, (c.n + c.offset + 64) * type_size(c.type));
-    SharedMemory memory(std::max(bytes, n * 4), device.id);
-    // The sanitizer runs as the judge's user (root on Gradescope) and only its target, the
-    // worker, as the student's: `judge --exec-as USER` drops the rights between the two.
-    // Its log is a fresh file in the judge's own folder, which no process of the student's
-    // user may write, and its exit status is the judge's child's: neither can be forged
-    // from the worker. `all` follows the worker past that exec (and into any process it
-    // starts, which the sanitizer then waits for, and which dies with the step); without
-    // a user to drop to, `application-only` follows the worker alone, so that a process it
-    // leaves behind does not keep the step (and itself) alive.
+    steps.push_back({timed_size, mix(pick, 3000), false, {}});
+    std::size_t bytes = 0;
+    for (const Step& step : steps) bytes = std::max(bytes, (step.c.n + step.c.offset + 64) * type_size(step.c.type));
+    SharedMemory memory(bytes, device.id);
+
+    // 1. The submission's worker, recording.
+    std::string error;
+    bool sums_right = true;
+    {
+        auto worker = start_worker("student", {o.worker}, o.run_as, memory, error);
+        sums_right = error.empty();
+        for (Step& step : steps) {
+            if (!sums_right) break;
+            const std::string failure = run_case(*worker, memory, step.c, step.seed, step.own);
+            if (!failure.empty()) {
+                sums_right = false;
+                error = "a case of the run replayed under " + o.tool + " (" + case_text(step.c) + "): " + failure;
+            }
+            step.record = worker->last_record;
+        }
+        worker->stop();
+        kill_every_process_of(o.run_as);  // nothing of the student's runs while the sanitizer does
+    }
+
+    if (!sums_right) {
+        std::printf("SANITIZER %s ERROR %s\n", o.tool.c_str(), error.c_str());
+        return 0;
+    }
+
+    // 2. The replay, under the sanitizer. It runs as the judge's user (root on Gradescope)
+    // and only its target, the replay, as the student's: `judge --exec-as USER` drops the
+    // rights between the two, so that the submission's kernels run in no process of root's.
+    // The log is a fresh file in the judge's own folder, which no process of the student's
+    // user may write, and the exit status is the judge's child's. `all` follows the replay
+    // past that exec; without a user to drop to, `application-only` follows it alone.
     const std::string log = o.logs + "/" + o.tool + ".log";
     const int log_fd = create_fresh(log, 0600);  // read back through this descriptor, below
     std::vector<std::string> argv = {o.sanitizer, "--tool", o.tool, "--error-exitcode", "86", "--log-file", log,
@@ -222,42 +263,20 @@ int Judge::sanitize() {
         if (!refused.empty()) throw CouldNotGrade(refused);
         argv.insert(argv.end(), {self_path(), "--exec-as", o.run_as});
     }
-    argv.push_back(o.worker);
-    std::string error;
+    argv.insert(argv.end(), {replay_path(), "--device-code", o.worker});
+    if (race) argv.push_back("--copy-guard");  // as the worker has it; memcheck sees a read past a copy's end
     const auto one_process = watch_for_a_second_process(o.run_as);
-    auto worker = start_worker("student-" + o.tool, argv, "", memory, error);
-    std::string verdict;
-    bool sums_right = error.empty();
-    auto other_case = [&](const Case& c, std::uint64_t seed) {
-        if (!sums_right) return;
-        const std::string failure = run_case(*worker, memory, c, seed);
+    auto worker = start_worker("replay-" + o.tool, argv, "", memory, error);
+    if (!error.empty()) throw CouldNotGrade("the replay did not start: " + error);
+    for (const Step& step : steps) {
+        const std::string failure = run_case(*worker, memory, step.c, step.seed, step.own, &step.record);
         if (!failure.empty()) {
             sums_right = false;
-            error = "a case under " + o.tool + " (" + case_text(c) + "): " + failure;
-        }
-    };
-    for (std::size_t i = 0; i < own_place; ++i) other_case(decoys[i], mix(pick, 2000 + i));
-    if (sums_right) {
-        const Case c{Type::Int, n, block, 0};
-        Request q;
-        q.n = n;
-        q.block = static_cast<std::uint32_t>(block);
-        q.flags = kCopyIn;
-        long long exact = 0;
-        const auto values = case_values<int>(n, mix(pick, 1), exact);
-        std::vector<char> region(n * 4);
-        std::memcpy(region.data(), values.data(), region.size());
-        CHECK(cudaMemcpy(memory.at<int>(0), values.data(), n * 4, cudaMemcpyHostToDevice));
-        std::vector<double> got;
-        sums_right = worker->ask(q, got, error, o.timeout) && got[0] == static_cast<double>(exact);
-        if (error.empty() && !sums_right) error = "the sum under " + o.tool + " was wrong (" + case_text(c) + ")";
-        if (sums_right && !unchanged(memory, region)) {
-            sums_right = false;
-            error = kWroteInput;
+            error = "the replay of the launcher's work under " + o.tool + " (" + case_text(step.c) +
+                    ") did not give the worker's sums: " + failure;
+            break;
         }
     }
-    for (std::size_t i = own_place; i < decoys.size(); ++i) other_case(decoys[i], mix(pick, 2000 + i));
-    other_case(timed_size, mix(pick, 3000));
     const std::string ended = worker->stop(120);
     const int status = worker->exit_status();
     const std::string second_process = one_process ? one_process->stop() : "";
@@ -288,14 +307,16 @@ int Judge::sanitize() {
         }
     }
     const bool zero = !summary.empty() && every_summary_zero;
-    if (!sums_right) {
-        verdict = "ERROR " + error;
-    } else if (!second_process.empty()) {
+    std::string verdict;
+    if (!second_process.empty()) {
         verdict = "ERROR " + second_process + "; the sanitizer watches its target alone, so the work of another process goes unseen";
     } else if (!log_whole) {
         verdict = "ERROR the sanitizer's log is larger than 256 MiB";
     } else if (status == 86 || (!summary.empty() && !zero)) {
+        // Before the sums: a replay that memcheck stopped at a bad access gives none.
         verdict = "FOUND " + (summary.empty() ? std::string("errors (exit 86)") : summary);
+    } else if (!sums_right) {
+        verdict = "ERROR " + error;
     } else if (status == 0 && zero) {
         verdict = "CLEAN " + summary + " (" + case_text({Type::Int, n, block, 0}) + ")";
     } else {

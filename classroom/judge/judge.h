@@ -168,7 +168,11 @@ struct Judge {
     static constexpr const char* kWroteInput =
         "the launcher wrote into its input or around it (the stage's contract: the input is read-only)";
     static bool unchanged(const SharedMemory& memory, const std::vector<char>& region);
-    std::string run_case(Worker& worker, const SharedMemory& memory, const Case& c, std::uint64_t seed);
+    // One case: its input written into the shared memory, asked of the worker, every sum
+    // checked. `copy_in`: on an exactly sized private copy, whatever the seed draws.
+    // `replay`: asked of the replay (replay.cu) with this record, instead of a launcher.
+    std::string run_case(Worker& worker, const SharedMemory& memory, const Case& c, std::uint64_t seed,
+                         bool copy_in = false, const std::vector<char>* replay = nullptr);
 };
 
 }  // namespace judge

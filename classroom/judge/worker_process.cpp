@@ -110,6 +110,12 @@ std::string self_path() {
     return std::string(path, static_cast<std::size_t>(length));
 }
 
+// The replay (replay.cu), built beside the judge.
+std::string replay_path() {
+    const std::string self = self_path();
+    return self.substr(0, self.rfind('/') + 1) + "grade_replay";
+}
+
 // ---------------------------------------------------------------- no new process under the sanitizer
 // The sanitizer instruments its target, and the processes it starts, through the
 // environment; a child that drops that environment goes on uninstrumented and can serve
@@ -193,6 +199,14 @@ int exec_as(int argc, char** argv) {
         std::fprintf(stderr, "judge: --exec-as USER PROGRAM [ARGS...]\n");
         return 2;
     }
+    // The program is opened while this process is still root, and run through that
+    // descriptor: the replay lies in the judge's folder, which the student's user may not
+    // enter (it may run the file, whose own mode allows that).
+    const int program = open(argv[3], O_PATH | O_CLOEXEC);
+    if (program < 0) {
+        std::fprintf(stderr, "judge: cannot open %s: %s\n", argv[3], std::strerror(errno));
+        return 127;
+    }
     const passwd* user = getpwnam(argv[2]);
     if (!user || user->pw_uid == 0 || !become(*user)) {
         std::fprintf(stderr, "judge: could not become %s\n", argv[2]);
@@ -204,13 +218,18 @@ int exec_as(int argc, char** argv) {
     // channels to its target are pipes and sockets, and stay.
     for (int fd = 3, most = descriptor_limit(); fd < most; ++fd) {
         struct stat st {};
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) close(fd);
+        if (fd != program && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) close(fd);
     }
     if (!deny_new_processes()) {
         std::fprintf(stderr, "judge: cannot install the filter against new processes: %s\n", std::strerror(errno));
         return 126;
     }
-    execve(argv[3], argv + 3, environ);
+    // The C library's execve, by the descriptor's own path: the sanitizer follows its target
+    // through that call (a raw execveat went past it: "terminated before first instrumented
+    // API call").
+    char through[64];
+    std::snprintf(through, sizeof through, "/proc/self/fd/%d", program);
+    execve(through, argv + 3, environ);
     std::fprintf(stderr, "judge: cannot run %s: %s\n", argv[3], std::strerror(errno));
     return 127;
 }

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "judge.h"
+#include "launch_record.h"
 #include "student_user.h"  // the autograder copies it beside this file (classroom/generator.cpp)
 
 namespace judge {
@@ -48,6 +49,8 @@ void kill_every_process_of(const std::string& user);
 std::unique_ptr<student_user::SecondProcessWatch> watch_for_a_second_process(const std::string& user);
 // This program's own path (the sanitizer runs it again as --exec-as).
 std::string self_path();
+// The replay's path (replay.cu), beside the judge.
+std::string replay_path();
 // "" where this machine lets a process install the filter against new processes; else why not.
 std::string new_processes_deniable();
 // judge --exec-as USER PROGRAM ARGS...: returns only on failure.
@@ -126,11 +129,16 @@ public:
     const std::string& mapping() const { return mapping_; }
 
     // One request; false (with `error` set) when the worker did not answer in time, died
-    // or said it failed.
-    bool ask(const Request& q, std::vector<double>& values, std::string& error, int timeout_s) {
+    // or said it failed. A replay's request (op kReplay) sends `record` after it; a
+    // worker's answer brings the request's record, kept in last_record.
+    bool ask(const Request& q, std::vector<double>& values, std::string& error, int timeout_s,
+             const std::vector<char>& record = {}) {
         values.clear();
+        last_record.clear();
         last_worker_ms = 0;
-        if (!send_all(socket_, &q, sizeof q)) {
+        Request sent = q;
+        sent.record_bytes = record.size();
+        if (!send_all(socket_, &sent, sizeof sent) || !send_all(socket_, record.data(), record.size())) {
             error = "the worker is gone" + tail();
             return false;
         }
@@ -144,24 +152,27 @@ public:
                     tail();
             return false;
         }
-        if (reply.count != q.batch * q.repeats && reply.ok) {
+        if ((reply.count != q.batch * q.repeats && reply.ok) || reply.record_bytes > launch_record::kMostRecordBytes) {
             error = "a malformed answer";
             stop();
             return false;
         }
         values.resize(reply.ok ? reply.count : 0);
-        if (!values.empty() && !recv_all(socket_, values.data(), values.size() * sizeof(double), timeout_s * 1000)) {
+        last_record.resize(reply.record_bytes);
+        if (!recv_all(socket_, values.data(), values.size() * sizeof(double), timeout_s * 1000) ||
+            !recv_all(socket_, last_record.data(), last_record.size(), timeout_s * 1000)) {
             error = "a broken answer" + tail();
             stop();
             return false;
         }
         if (!reply.ok) {
-            error = std::string("the launcher failed: ") + clean(reply.text);
+            error = std::string(q.op == kReplay ? "the replay failed: " : "the launcher failed: ") + clean(reply.text);
             return false;
         }
         last_worker_ms = reply.worker_ms;
         return true;
     }
+    std::vector<char> last_record;  // the last request's record (launch_record.h), as the worker sent it
     float last_worker_ms = 0;  // what the worker says its batch took: printed, never judged
 
     // Ends the worker: a quit request, a few seconds' grace, then its whole session is

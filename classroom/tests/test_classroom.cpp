@@ -340,7 +340,11 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
 
     // The autograder holds what the student tree must not: solutions, hidden cases, hashes.
     for (const char* path : {"manifest.txt", "solution/reduce4/kernel.cu", "solution/reduce3/kernel.cu",
-                             "grading/worker.cu", "grading/protocol.h", "grading/exec_filter.h", "grading/private_symbols.cmake", "grading/assignment.cmake", "judge/judge.cu", "judge/judge.h", "judge/perf.cu", "judge/cases.cpp", "judge/worker_process.h", "judge/worker_process.cpp",
+                             "grading/worker.cu", "grading/recorder.cu", "grading/recorder.h", "grading/launch_record.h",
+                             "grading/gpu_window.h", "grading/protocol.h", "grading/exec_filter.h",
+                             "grading/private_symbols.cmake", "grading/assignment.cmake", "judge/judge.cu", "judge/judge.h",
+                             "judge/perf.cu", "judge/cases.cpp", "judge/worker_process.h", "judge/worker_process.cpp",
+                             "judge/replay.cu",
                              "judge/CMakeLists.txt", "source_policy.txt", "tool/grader.cpp", "tool/source_check.cpp", "setup.sh",
                              "run_autograder", "requirements.sh", "settings.sh", "rubric.txt", "student_tree/reduce4/kernel.cu"}) {
         EXPECT_TRUE(fs::is_regular_file(out / "autograder" / path)) << path;

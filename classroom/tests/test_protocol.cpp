@@ -6,7 +6,10 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstring>
+#include <set>
 
+#include "launch_record.h"
 #include "protocol.h"
 #include "timing_model.h"
 
@@ -105,6 +108,83 @@ TEST(TimingModel, DistrustsOnlyWhatFavoursTheSubmission) {
     edge.fixed_ms = 0.25 + timing_model::kMaxFixedRiseMs - 1e-9;
     edge.submission_ms = 0.122 + 1e-9;
     EXPECT_TRUE(timing_model::judge_timing(edge).trusted) << timing_model::judge_timing(edge).why;
+}
+
+// The worker's record of a launcher's work (grading/launch_record.h) is written in a process
+// that runs the submission's code, and read by the replay: what is written comes back whole,
+// and bytes that are not a whole record, or a record cut short, are refused, never read past.
+TEST(LaunchRecord, ComesBackWholeAndRefusesWhatIsNotARecord) {
+    using namespace launch_record;
+    Writer writer;
+    Launch launch;
+    launch.grid[0] = 7;
+    launch.block[0] = 256;
+    launch.shared_bytes = 1024;
+    launch.attribute_count = 1;
+    launch.attributes[0][0] = 5;
+    launch.name = "_Z6kernelPKiPim";
+    launch.parameters = {std::vector<char>(8, 'a'), std::vector<char>(8, 'b'), std::vector<char>(4, 'c')};
+    writer.ensure({5, 0, 4096});
+    writer.memset({0x600000000000ull, 256, 0x7F});
+    writer.launch(launch);
+    writer.copy({1, 2, 3});
+    writer.func_attribute({"_Z6kernelPKiPim", 8, 65536});
+    const std::vector<char> record = writer.finish();
+
+    std::vector<OpKind> kinds;
+    read(record, [&](OpKind kind, const void* op) {
+        kinds.push_back(kind);
+        if (kind == OpKind::Launch) {
+            const auto& l = *static_cast<const Launch*>(op);
+            EXPECT_EQ(l.name, launch.name);
+            EXPECT_EQ(l.grid[0], 7u);
+            EXPECT_EQ(l.block[0], 256u);
+            EXPECT_EQ(l.shared_bytes, 1024u);
+            EXPECT_EQ(l.attribute_count, 1u);
+            EXPECT_EQ(l.attributes[0][0], 5);
+            EXPECT_EQ(l.parameters, launch.parameters);
+        }
+        if (kind == OpKind::Memset) {
+            EXPECT_EQ(static_cast<const Memset*>(op)->value, 0x7F);
+        }
+        if (kind == OpKind::FuncAttribute) {
+            EXPECT_EQ(static_cast<const FuncAttribute*>(op)->value, 65536);
+        }
+    });
+    EXPECT_EQ(kinds, (std::vector<OpKind>{OpKind::Ensure, OpKind::Memset, OpKind::Launch, OpKind::Copy, OpKind::FuncAttribute}));
+
+    auto refused = [](const std::vector<char>& bytes) {
+        try {
+            read(bytes, [](OpKind, const void*) {});
+        } catch (const std::runtime_error&) {
+            return true;
+        }
+        return false;
+    };
+    EXPECT_FALSE(refused(Writer().finish()));  // a request that launched nothing
+    // Every way of cutting it short: refused, but where the cut falls between two operations
+    // (the flag alone, or whole operations, is a record of less work).
+    std::set<std::size_t> between = {4};
+    for (std::size_t at = 4; at < record.size();) {
+        std::uint32_t length = 0;
+        std::memcpy(&length, &record[at + 4], 4);
+        at += 8 + length;
+        between.insert(at);
+    }
+    EXPECT_EQ(between.size(), 6u);
+    for (std::size_t cut = 0; cut < record.size(); ++cut) {
+        const std::vector<char> shorter(record.begin(), record.begin() + static_cast<std::ptrdiff_t>(cut));
+        EXPECT_EQ(refused(shorter), !between.count(cut)) << "cut at " << cut;
+    }
+    std::vector<char> too_long_an_op = record;
+    too_long_an_op[8] = static_cast<char>(0xFF);  // the first operation's length
+    EXPECT_TRUE(refused(too_long_an_op));
+    std::vector<char> unknown = record;
+    unknown[4] = 99;  // the first operation's kind
+    EXPECT_TRUE(refused(unknown));
+    std::vector<char> truncated = record;
+    truncated[0] = 1;  // the worker's "more than a record holds"
+    EXPECT_TRUE(refused(truncated));
 }
 
 }  // namespace

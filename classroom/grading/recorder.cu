@@ -1,0 +1,139 @@
+// The worker's recorder: every call the submission's object makes to launch a kernel, to
+// set a memset going or to set a kernel's attribute lands here first (private_symbols.cmake
+// renames the object's references to these names, and only the object's), is written into
+// the request's record (launch_record.h), and is then made as asked. The replay repeats
+// the record under compute-sanitizer (judge/replay.cu).
+//
+// Every call is recorded, in every worker and every request (the timed ones too), so that
+// nothing in the process tells a launcher that this request is the one to be replayed.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "launch_record.h"
+#include "recorder.h"
+
+namespace recorder {
+
+launch_record::Writer* target = nullptr;
+
+namespace {
+
+static_assert(sizeof(cudaLaunchAttribute) == launch_record::kAttributeBytes, "the record's attribute size");
+
+struct Kernel {
+    std::string name;               // "" where the driver could not name it
+    std::vector<std::size_t> sizes;  // its parameters' sizes
+};
+
+// A kernel's name and parameter sizes, asked of the driver once per kernel.
+const Kernel& kernel_of_handle(CUkernel k) {
+    static std::map<CUkernel, Kernel> known;
+    auto [it, fresh] = known.try_emplace(k);
+    if (fresh) {
+        const char* name = nullptr;
+        if (cuKernelGetName(&name, k) == CUDA_SUCCESS && name) it->second.name = name;
+        std::size_t offset = 0, size = 0;
+        for (std::size_t i = 0; cuKernelGetParamInfo(k, i, &offset, &size) == CUDA_SUCCESS; ++i) {
+            it->second.sizes.push_back(size);
+        }
+    }
+    return it->second;
+}
+
+const Kernel& kernel_of_symbol(const void* func) {
+    static std::map<const void*, Kernel> known;
+    auto [it, fresh] = known.try_emplace(func);
+    if (fresh) {
+        cudaFunction_t f = nullptr;
+        const char* name = nullptr;
+        if (cudaGetFuncBySymbol(&f, func) == cudaSuccess && cuFuncGetName(&name, f) == CUDA_SUCCESS && name) {
+            it->second.name = name;
+            std::size_t offset = 0, size = 0;
+            for (std::size_t i = 0; cuFuncGetParamInfo(f, i, &offset, &size) == CUDA_SUCCESS; ++i) {
+                it->second.sizes.push_back(size);
+            }
+        }
+    }
+    return it->second;
+}
+
+void record_launch(const Kernel& k, dim3 grid, dim3 block, std::size_t shared, void** args,
+                   const cudaLaunchAttribute* attributes, unsigned attribute_count) {
+    if (!target) return;
+    launch_record::Launch l;
+    l.grid[0] = grid.x, l.grid[1] = grid.y, l.grid[2] = grid.z;
+    l.block[0] = block.x, l.block[1] = block.y, l.block[2] = block.z;
+    l.shared_bytes = static_cast<std::uint32_t>(shared);
+    // More attributes than the record holds: a launch the replay refuses (no name).
+    l.name = attribute_count <= launch_record::kMostAttributes ? k.name : std::string();
+    l.attribute_count = std::min<unsigned>(attribute_count, launch_record::kMostAttributes);
+    for (unsigned i = 0; i < l.attribute_count; ++i) std::memcpy(l.attributes[i], &attributes[i], sizeof attributes[i]);
+    for (std::size_t i = 0; i < k.sizes.size(); ++i) {
+        const char* p = static_cast<const char*>(args[i]);
+        l.parameters.emplace_back(p, p + k.sizes[i]);
+    }
+    target->launch(l);
+}
+
+void record_memset(void* dst, int value, std::size_t count) {
+    if (target) target->memset({reinterpret_cast<std::uint64_t>(dst), count, value});
+}
+
+}  // namespace
+}  // namespace recorder
+
+using recorder::kernel_of_handle;
+using recorder::kernel_of_symbol;
+using recorder::record_launch;
+
+extern "C" {
+
+// nvcc's launch stub (CUDA 13: a kernel handle), and its per-thread-stream twin.
+cudaError_t grading_recorded___cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
+                                                std::size_t shared, cudaStream_t stream) {
+    record_launch(kernel_of_handle(reinterpret_cast<CUkernel>(kernel)), grid, block, shared, args, nullptr, 0);
+    return __cudaLaunchKernel(kernel, grid, block, args, shared, stream);
+}
+cudaError_t grading_recorded___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
+                                                     std::size_t shared, cudaStream_t stream) {
+    record_launch(kernel_of_handle(reinterpret_cast<CUkernel>(kernel)), grid, block, shared, args, nullptr, 0);
+    return __cudaLaunchKernel_ptsz(kernel, grid, block, args, shared, stream);
+}
+// The runtime's launches by a kernel's host address (CUDA 12's stub, and a launcher's own calls).
+cudaError_t grading_recorded_cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, std::size_t shared,
+                                              cudaStream_t stream) {
+    record_launch(kernel_of_symbol(func), grid, block, shared, args, nullptr, 0);
+    return cudaLaunchKernel(func, grid, block, args, shared, stream);
+}
+cudaError_t grading_recorded_cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
+    if (config) record_launch(kernel_of_symbol(func), config->gridDim, config->blockDim, config->dynamicSmemBytes, args,
+                              config->attrs, config->numAttrs);
+    return cudaLaunchKernelExC(config, func, args);
+}
+cudaError_t grading_recorded_cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args,
+                                                         std::size_t shared, cudaStream_t stream) {
+    cudaLaunchAttribute cooperative{};
+    cooperative.id = cudaLaunchAttributeCooperative;
+    cooperative.val.cooperative = 1;
+    record_launch(kernel_of_symbol(func), grid, block, shared, args, &cooperative, 1);
+    return cudaLaunchCooperativeKernel(func, grid, block, args, shared, stream);
+}
+cudaError_t grading_recorded_cudaMemsetAsync(void* dst, int value, std::size_t count, cudaStream_t stream) {
+    recorder::record_memset(dst, value, count);
+    return cudaMemsetAsync(dst, value, count, stream);
+}
+cudaError_t grading_recorded_cudaMemset(void* dst, int value, std::size_t count) {
+    recorder::record_memset(dst, value, count);
+    return cudaMemset(dst, value, count);
+}
+cudaError_t grading_recorded_cudaFuncSetAttribute(const void* func, cudaFuncAttribute attribute, int value) {
+    if (recorder::target) recorder::target->func_attribute({kernel_of_symbol(func).name, attribute, value});
+    return cudaFuncSetAttribute(func, attribute, value);
+}
+
+}  // extern "C"

@@ -515,14 +515,19 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         }
     }
 
-    // Clocks in device code, by the PTX the kernels were made from.
+    // Clocks in device code, by the PTX the kernels were made from, and the special registers
+    // that say where and in what order a kernel runs rather than what it computes: a launch's
+    // number in its context (%gridid: the replay's context makes launches of its own and the
+    // sanitizer's), the SM and warp slot, the driver's environment registers and the
+    // performance counters (review 18). A reduction needs none of them.
     if (!policy.allowed.count(kDeviceClocks)) {
-        static const std::regex clock(R"((%clock64|%clock_hi|%clock|%globaltimer(_lo|_hi)?|\bnanosleep)\b)");
+        static const std::regex clock(
+            R"((%clock64|%clock_hi|%clock|%globaltimer(_lo|_hi)?|\bnanosleep|%gridid|%n?smid|%n?warpid|%envreg\d+|%pm\d+(_64)?)\b)");
         for (const auto& [name, text] : files.ptx) {
             std::smatch m;
             if (std::regex_search(text, m, clock)) {
-                report("a kernel reads a clock ('" + m.str(1) + "' in " + name +
-                       "): a kernel that times itself can tell the sanitizer's run from the others "
+                report("a kernel reads a clock or a scheduling register ('" + m.str(1) + "' in " + name +
+                       "): a kernel that times itself, or counts launches, can tell the sanitizer's run from the others "
                        "(allow device-clocks in source_policy.txt where an assignment needs one)");
             }
         }

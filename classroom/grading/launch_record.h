@@ -28,6 +28,7 @@ constexpr std::size_t kMostRecordBytes = std::size_t{16} << 20;
 struct Launch {
     std::uint32_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
     std::uint32_t shared_bytes = 0;
+    std::int32_t status = 0;  // what the call returned in the worker (0: success)
     std::uint32_t attribute_count = 0;
     unsigned char attributes[kMostAttributes][kAttributeBytes] = {};
     std::string name;                          // the kernel's mangled name
@@ -36,6 +37,7 @@ struct Launch {
 struct Memset {
     std::uint64_t dst = 0, bytes = 0;
     std::int32_t value = 0;
+    std::int32_t status = 0;  // what the call returned in the worker (0: success)
 };
 struct Copy {
     std::uint64_t dst = 0, src = 0, bytes = 0;
@@ -57,6 +59,7 @@ public:
         put(op, l.grid, sizeof l.grid);
         put(op, l.block, sizeof l.block);
         put_u32(op, l.shared_bytes);
+        put(op, &l.status, 4);
         put_u32(op, l.attribute_count);
         put(op, l.attributes, l.attribute_count * kAttributeBytes);
         put_text(op, l.name);
@@ -158,6 +161,7 @@ void read(const std::vector<char>& record, Visit&& visit) {
                 take(l.grid, sizeof l.grid, end);
                 take(l.block, sizeof l.block, end);
                 l.shared_bytes = take_u32(end);
+                take(&l.status, 4, end);
                 l.attribute_count = take_u32(end);
                 if (l.attribute_count > kMostAttributes) throw std::runtime_error("a malformed record (attributes)");
                 take(l.attributes, l.attribute_count * kAttributeBytes, end);

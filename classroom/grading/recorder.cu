@@ -62,13 +62,15 @@ const Kernel& kernel_of_symbol(const void* func) {
     return it->second;
 }
 
-void record_launch(const Kernel& k, dim3 grid, dim3 block, std::size_t shared, void** args,
-                   const cudaLaunchAttribute* attributes, unsigned attribute_count) {
-    if (!target) return;
+// Written after the call is made, with what it returned: the replay's must say the same.
+cudaError_t record_launch(cudaError_t status, const Kernel& k, dim3 grid, dim3 block, std::size_t shared, void** args,
+                          const cudaLaunchAttribute* attributes, unsigned attribute_count) {
+    if (!target) return status;
     launch_record::Launch l;
     l.grid[0] = grid.x, l.grid[1] = grid.y, l.grid[2] = grid.z;
     l.block[0] = block.x, l.block[1] = block.y, l.block[2] = block.z;
     l.shared_bytes = static_cast<std::uint32_t>(shared);
+    l.status = status;
     // More attributes than the record holds: a launch the replay refuses (no name).
     l.name = attribute_count <= launch_record::kMostAttributes ? k.name : std::string();
     l.attribute_count = std::min<unsigned>(attribute_count, launch_record::kMostAttributes);
@@ -78,10 +80,12 @@ void record_launch(const Kernel& k, dim3 grid, dim3 block, std::size_t shared, v
         l.parameters.emplace_back(p, p + k.sizes[i]);
     }
     target->launch(l);
+    return status;
 }
 
-void record_memset(void* dst, int value, std::size_t count) {
-    if (target) target->memset({reinterpret_cast<std::uint64_t>(dst), count, value});
+cudaError_t record_memset(cudaError_t status, void* dst, int value, std::size_t count) {
+    if (target) target->memset({reinterpret_cast<std::uint64_t>(dst), count, value, status});
+    return status;
 }
 
 }  // namespace
@@ -96,40 +100,39 @@ extern "C" {
 // nvcc's launch stub (CUDA 13: a kernel handle), and its per-thread-stream twin.
 cudaError_t grading_recorded___cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
                                                 std::size_t shared, cudaStream_t stream) {
-    record_launch(kernel_of_handle(reinterpret_cast<CUkernel>(kernel)), grid, block, shared, args, nullptr, 0);
-    return __cudaLaunchKernel(kernel, grid, block, args, shared, stream);
+    return record_launch(__cudaLaunchKernel(kernel, grid, block, args, shared, stream),
+                         kernel_of_handle(reinterpret_cast<CUkernel>(kernel)), grid, block, shared, args, nullptr, 0);
 }
 cudaError_t grading_recorded___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
                                                      std::size_t shared, cudaStream_t stream) {
-    record_launch(kernel_of_handle(reinterpret_cast<CUkernel>(kernel)), grid, block, shared, args, nullptr, 0);
-    return __cudaLaunchKernel_ptsz(kernel, grid, block, args, shared, stream);
+    return record_launch(__cudaLaunchKernel_ptsz(kernel, grid, block, args, shared, stream),
+                         kernel_of_handle(reinterpret_cast<CUkernel>(kernel)), grid, block, shared, args, nullptr, 0);
 }
 // The runtime's launches by a kernel's host address (CUDA 12's stub, and a launcher's own calls).
 cudaError_t grading_recorded_cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, std::size_t shared,
                                               cudaStream_t stream) {
-    record_launch(kernel_of_symbol(func), grid, block, shared, args, nullptr, 0);
-    return cudaLaunchKernel(func, grid, block, args, shared, stream);
+    return record_launch(cudaLaunchKernel(func, grid, block, args, shared, stream), kernel_of_symbol(func), grid, block,
+                         shared, args, nullptr, 0);
 }
 cudaError_t grading_recorded_cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void** args) {
-    if (config) record_launch(kernel_of_symbol(func), config->gridDim, config->blockDim, config->dynamicSmemBytes, args,
-                              config->attrs, config->numAttrs);
-    return cudaLaunchKernelExC(config, func, args);
+    const cudaError_t status = cudaLaunchKernelExC(config, func, args);
+    if (!config) return status;
+    return record_launch(status, kernel_of_symbol(func), config->gridDim, config->blockDim, config->dynamicSmemBytes, args,
+                         config->attrs, config->numAttrs);
 }
 cudaError_t grading_recorded_cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void** args,
                                                          std::size_t shared, cudaStream_t stream) {
     cudaLaunchAttribute cooperative{};
     cooperative.id = cudaLaunchAttributeCooperative;
     cooperative.val.cooperative = 1;
-    record_launch(kernel_of_symbol(func), grid, block, shared, args, &cooperative, 1);
-    return cudaLaunchCooperativeKernel(func, grid, block, args, shared, stream);
+    return record_launch(cudaLaunchCooperativeKernel(func, grid, block, args, shared, stream), kernel_of_symbol(func), grid,
+                         block, shared, args, &cooperative, 1);
 }
 cudaError_t grading_recorded_cudaMemsetAsync(void* dst, int value, std::size_t count, cudaStream_t stream) {
-    recorder::record_memset(dst, value, count);
-    return cudaMemsetAsync(dst, value, count, stream);
+    return recorder::record_memset(cudaMemsetAsync(dst, value, count, stream), dst, value, count);
 }
 cudaError_t grading_recorded_cudaMemset(void* dst, int value, std::size_t count) {
-    recorder::record_memset(dst, value, count);
-    return cudaMemset(dst, value, count);
+    return recorder::record_memset(cudaMemset(dst, value, count), dst, value, count);
 }
 cudaError_t grading_recorded_cudaFuncSetAttribute(const void* func, cudaFuncAttribute attribute, int value) {
     if (recorder::target) recorder::target->func_attribute({kernel_of_symbol(func).name, attribute, value});

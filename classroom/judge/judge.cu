@@ -222,6 +222,15 @@ int Judge::sanitize() {
     std::size_t bytes = 0;
     for (const Step& step : steps) bytes = std::max(bytes, (step.c.n + step.c.offset + 64) * type_size(step.c.type));
     SharedMemory memory(bytes, device.id);
+    // Each phase starts from the same memory: zeros, then the same cases written in the same
+    // order, so that no word of it differs between the worker's step and the replay's
+    // (review18/38 read a word the worker's steps had not yet reached: zero there, and in
+    // the replay still holding the last case's values).
+    auto clear = [&] {
+        CHECK(cudaMemset(memory.at<char>(0), 0, memory.bytes));
+        CHECK(cudaDeviceSynchronize());  // done before any worker reads it
+    };
+    clear();
 
     // 1. The submission's worker, recording.
     std::string error;
@@ -266,6 +275,7 @@ int Judge::sanitize() {
     argv.insert(argv.end(), {replay_path(), "--device-code", o.worker});
     if (race) argv.push_back("--copy-guard");  // as the worker has it; memcheck sees a read past a copy's end
     const auto one_process = watch_for_a_second_process(o.run_as);
+    clear();
     auto worker = start_worker("replay-" + o.tool, argv, "", memory, error);
     if (!error.empty()) throw CouldNotGrade("the replay did not start: " + error);
     for (const Step& step : steps) {

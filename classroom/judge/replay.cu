@@ -161,8 +161,14 @@ void launch(const DeviceCode& code, const launch_record::Launch& l) {
     config.hStream = nullptr;  // the worker's stream: the legacy default stream
     config.attrs = attributes;
     config.numAttrs = l.attribute_count;
-    // A launch the worker's runtime refused is refused here too; the worker reported it.
-    cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(k), arguments.data(), nullptr);
+    // Made as the worker's was, refused as the worker's was (a failed launch is still made,
+    // so that memcheck reports it as it would have in the worker): any other outcome means
+    // the two processes differ, and the replay stops (review 18).
+    const CUresult made = cuLaunchKernelEx(&config, reinterpret_cast<CUfunction>(k), arguments.data(), nullptr);
+    if ((made == CUDA_SUCCESS) != (l.status == 0)) {
+        throw std::runtime_error("a launch of " + l.name + (l.status == 0 ? " that the worker made failed here"
+                                                                          : " that failed in the worker was made here"));
+    }
 }
 
 // One record, repeated in order.
@@ -173,7 +179,12 @@ void replay(const DeviceCode& code, gpu_window::Window& window, bool copy_guard,
             case OpKind::Launch: launch(code, *static_cast<const launch_record::Launch*>(op)); break;
             case OpKind::Memset: {
                 const auto& m = *static_cast<const launch_record::Memset*>(op);
-                cudaMemsetAsync(reinterpret_cast<void*>(m.dst), m.value, m.bytes);
+                constexpr std::uint64_t kEnd = gpu_window::kBase + gpu_window::kSlot * gpu_window::kSlots;
+                if (m.dst < gpu_window::kBase || m.dst > kEnd || m.bytes > kEnd - m.dst) {
+                    throw std::runtime_error("a memset outside the worker's buffers");
+                }
+                const cudaError_t made = cudaMemsetAsync(reinterpret_cast<void*>(m.dst), m.value, m.bytes);
+                if ((made == cudaSuccess) != (m.status == 0)) throw std::runtime_error("a memset that went otherwise in the worker");
                 break;
             }
             case OpKind::Copy: {

@@ -120,12 +120,13 @@ TEST(LaunchRecord, ComesBackWholeAndRefusesWhatIsNotARecord) {
     launch.grid[0] = 7;
     launch.block[0] = 256;
     launch.shared_bytes = 1024;
+    launch.status = 98;
     launch.attribute_count = 1;
     launch.attributes[0][0] = 5;
     launch.name = "_Z6kernelPKiPim";
     launch.parameters = {std::vector<char>(8, 'a'), std::vector<char>(8, 'b'), std::vector<char>(4, 'c')};
     writer.ensure({5, 0, 4096});
-    writer.memset({0x600000000000ull, 256, 0x7F});
+    writer.memset({0x600000000000ull, 256, 0x7F, 0});
     writer.launch(launch);
     writer.copy({1, 2, 3});
     writer.func_attribute({"_Z6kernelPKiPim", 8, 65536});
@@ -140,6 +141,7 @@ TEST(LaunchRecord, ComesBackWholeAndRefusesWhatIsNotARecord) {
             EXPECT_EQ(l.grid[0], 7u);
             EXPECT_EQ(l.block[0], 256u);
             EXPECT_EQ(l.shared_bytes, 1024u);
+            EXPECT_EQ(l.status, 98);
             EXPECT_EQ(l.attribute_count, 1u);
             EXPECT_EQ(l.attributes[0][0], 5);
             EXPECT_EQ(l.parameters, launch.parameters);

@@ -31,7 +31,7 @@ struct Kernel {
 };
 
 // A kernel's name and parameter sizes, asked of the driver once per kernel.
-const Kernel& kernel_of_handle(CUkernel k) {
+[[maybe_unused]] const Kernel& kernel_of_handle(CUkernel k) {
     static std::map<CUkernel, Kernel> known;
     auto [it, fresh] = known.try_emplace(k);
     if (fresh) {
@@ -97,7 +97,9 @@ using recorder::record_launch;
 
 extern "C" {
 
-// nvcc's launch stub (CUDA 13: a kernel handle), and its per-thread-stream twin.
+#if CUDART_VERSION >= 13000
+// nvcc's launch stub (CUDA 13: a kernel handle), and its per-thread-stream twin. CUDA 12's
+// stub calls cudaLaunchKernel, below.
 cudaError_t grading_recorded___cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void** args,
                                                 std::size_t shared, cudaStream_t stream) {
     return record_launch(__cudaLaunchKernel(kernel, grid, block, args, shared, stream),
@@ -108,6 +110,7 @@ cudaError_t grading_recorded___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 g
     return record_launch(__cudaLaunchKernel_ptsz(kernel, grid, block, args, shared, stream),
                          kernel_of_handle(reinterpret_cast<CUkernel>(kernel)), grid, block, shared, args, nullptr, 0);
 }
+#endif
 // The runtime's launches by a kernel's host address (CUDA 12's stub, and a launcher's own calls).
 cudaError_t grading_recorded_cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, std::size_t shared,
                                               cudaStream_t stream) {

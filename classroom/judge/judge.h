@@ -5,6 +5,8 @@
 //   worker_process.h   a worker process, its socket and its log (class Worker)
 //   worker_process.cpp starting a process as the student's user, killing what it leaves,
 //                      and the filter against new processes under the sanitizer (--exec-as)
+// and beside them replay.cu, a program of its own (grade_replay): the process the
+// sanitizers watch, which repeats a worker's records.
 #pragma once
 
 #include <cuda.h>

@@ -1,6 +1,6 @@
 // The judge's process helpers (worker_process.h says what each is for): a worker's
 // environment and descriptors, the student's account and its processes, and the filter
-// that keeps the sanitized worker from starting a process (judge --exec-as).
+// that keeps the sanitized process (the replay) from starting another (judge --exec-as).
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>

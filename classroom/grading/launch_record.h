@@ -1,7 +1,7 @@
 // What a launcher did to the GPU in one request, as the worker recorded it: every kernel
 // launch (the kernel's name, its grid, block, dynamic shared memory, launch attributes and
 // the bytes of its parameters), every memset, the worker's own copies and buffers. The
-// worker (worker.cu, recorder.cpp) writes one per request and sends it after the sums; the
+// worker (worker.cu, recorder.cu) writes one per request and sends it after the sums; the
 // replay (judge/replay.cu) repeats it, in order, under compute-sanitizer. gpu_window.h says
 // why the addresses inside need no translation.
 //

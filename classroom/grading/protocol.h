@@ -40,8 +40,9 @@ enum class ValueKind : std::uint32_t { Int32 = 0, Float32 = 1, Float64 = 2 };
 enum Op : std::uint32_t { kRun = 1, kQuit = 2, kReplay = 3 };
 // Request flags.
 enum : std::uint32_t {
-    kCopyIn = 1u,  // reduce a private, exactly sized copy (cudaMalloc) of the input: memcheck
-                   // then sees a read past the end, which the large shared mapping would hide
+    kCopyIn = 1u,  // reduce a private copy of the input that ends where its mapping does
+                   // (gpu_window.h): the memcheck replay then sees a read past the end,
+                   // which the large shared mapping would hide
 };
 
 constexpr std::uint32_t kMaxBatch = 64;  // reductions in one request

@@ -1,8 +1,9 @@
 // The worker's recorder: every call the submission's object makes to launch a kernel, to
 // set a memset going or to set a kernel's attribute lands here first (private_symbols.cmake
-// renames the object's references to these names, and only the object's), is written into
-// the request's record (launch_record.h), and is then made as asked. The replay repeats
-// the record under compute-sanitizer (judge/replay.cu).
+// renames the object's references to these names, and only the object's); a launch or a
+// memset is made as asked and then written into the request's record (launch_record.h)
+// with its result, an attribute written and then set. The replay repeats the record under
+// compute-sanitizer (judge/replay.cu).
 //
 // Every call is recorded, in every worker and every request (the timed ones too), so that
 // nothing in the process tells a launcher that this request is the one to be replayed.

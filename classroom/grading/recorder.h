@@ -1,5 +1,6 @@
-// The worker's recorder (recorder.cu): while `target` is set, every launch, memset and
-// kernel attribute the submission's object asks for is written into it before it is made.
+// The worker's recorder (recorder.cu): while `target` is set, every launch and memset the
+// submission's object asks for is made and then written into it with its result, and every
+// kernel attribute is written before it is set.
 #pragma once
 
 #include "launch_record.h"

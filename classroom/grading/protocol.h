@@ -48,8 +48,10 @@ enum : std::uint32_t {
 constexpr std::uint32_t kMaxBatch = 64;  // reductions in one request
 
 // The variables every worker starts with (judge/worker_process.cpp adds what CUDA needs to
-// start): nothing of the grader's, the seed above all.
-constexpr const char* kWorkerKeeps[] = {"HOME=/tmp", "LC_ALL=C"};
+// start): nothing of the grader's, the seed above all. No JIT cache: HOME is /tmp, where a
+// worker of the student's could leave a compiled kernel for the replay to load in place of
+// the one the worker ran (a reading of review 18; only where the kernels need JIT at all).
+constexpr const char* kWorkerKeeps[] = {"HOME=/tmp", "LC_ALL=C", "CUDA_CACHE_DISABLE=1"};
 constexpr std::uint32_t kTextBytes = 200;
 
 struct Setup {

@@ -30,6 +30,7 @@ namespace gpu_window {
 constexpr std::uint64_t kBase = 0x600000000000ull;
 constexpr std::uint64_t kSlot = std::uint64_t{64} << 30;  // room for each buffer
 enum Slot : int { kInput = 0, kResults = 4, kWorkspace = 5, kCopy = 6, kSlots = 7 };  // the input may fill 4 slots
+constexpr std::uint64_t kEnd = kBase + kSlot * kSlots;  // one past the window
 
 inline void check(CUresult r, const char* what) {
     if (r != CUDA_SUCCESS) {
@@ -47,15 +48,15 @@ public:
         check(cuMemGetAllocationGranularity(&granule_, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
               "cuMemGetAllocationGranularity");
         CUdeviceptr got = 0;
-        check(cuMemAddressReserve(&got, kSlot * kSlots, 0, kBase, 0), "cuMemAddressReserve");
+        check(cuMemAddressReserve(&got, kEnd - kBase, 0, kBase, 0), "cuMemAddressReserve");
         if (got != kBase) {
-            cuMemAddressFree(got, kSlot * kSlots);
+            cuMemAddressFree(got, kEnd - kBase);
             throw std::runtime_error("the driver did not give the grading window its fixed address");
         }
     }
     ~Window() {
         for (int s = 0; s < kSlots; ++s) unmap(s);
-        cuMemAddressFree(kBase, kSlot * kSlots);
+        cuMemAddressFree(kBase, kEnd - kBase);
     }
     Window(const Window&) = delete;
     Window& operator=(const Window&) = delete;

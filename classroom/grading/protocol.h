@@ -28,6 +28,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 namespace grading_wire {
@@ -46,6 +47,9 @@ enum : std::uint32_t {
 };
 
 constexpr std::uint32_t kMaxBatch = 64;  // reductions in one request
+constexpr std::uint32_t kMaxRepeats = 4;  // runs of each input in one request
+// Where a request's sums land (in the worker and in the replay): room for the most a request asks.
+constexpr std::size_t kSumsBytes = kMaxBatch * kMaxRepeats * sizeof(double);
 
 // The variables every worker starts with (judge/worker_process.cpp adds what CUDA needs to
 // start): nothing of the grader's, the seed above all. No JIT cache: HOME is /tmp, where a
@@ -83,6 +87,11 @@ struct Request {
     std::uint64_t record_bytes = 0;  // kReplay: the record's bytes, which follow
 };
 
+// A request a worker or the replay may serve: 1..kMaxBatch inputs, 1..kMaxRepeats runs each.
+inline bool well_formed(const Request& q) {
+    return q.batch > 0 && q.batch <= kMaxBatch && q.repeats > 0 && q.repeats <= kMaxRepeats;
+}
+
 // Then batch * repeats doubles: input k's run r at k * repeats + r. Every value a sum can
 // take here (int32, float, double) is exact as a double.
 struct Reply {
@@ -95,6 +104,9 @@ struct Reply {
     std::uint32_t record_bytes = 0;  // the record's, after the values
     char text[kTextBytes] = {};
 };
+
+// A reply's or a setup's text, cut to fit.
+inline void copy_text(char (&to)[kTextBytes], const char* text) { std::snprintf(to, kTextBytes, "%s", text); }
 
 // ---------------------------------------------------------------- the socket
 // Each returns false on a closed socket, an error or the deadline (timeout_ms < 0: none).

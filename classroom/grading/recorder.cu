@@ -31,34 +31,34 @@ struct Kernel {
     std::vector<std::size_t> sizes;  // its parameters' sizes
 };
 
-// A kernel's name and parameter sizes, asked of the driver once per kernel.
+// A kernel's name and parameter sizes, from the driver's calls for its kind of handle
+// (a CUkernel's or a CUfunction's): an empty name where it could not name it.
+template <typename Handle>
+Kernel describe(Handle h, CUresult (*name_of)(const char**, Handle),
+                CUresult (*parameter)(Handle, std::size_t, std::size_t*, std::size_t*)) {
+    Kernel k;
+    const char* name = nullptr;
+    if (name_of(&name, h) != CUDA_SUCCESS || !name) return k;
+    k.name = name;
+    std::size_t offset = 0, size = 0;
+    for (std::size_t i = 0; parameter(h, i, &offset, &size) == CUDA_SUCCESS; ++i) k.sizes.push_back(size);
+    return k;
+}
+
+// Each asked of the driver once per kernel.
 [[maybe_unused]] const Kernel& kernel_of_handle(CUkernel k) {
     static std::map<CUkernel, Kernel> known;
     auto [it, fresh] = known.try_emplace(k);
-    if (fresh) {
-        const char* name = nullptr;
-        if (cuKernelGetName(&name, k) == CUDA_SUCCESS && name) it->second.name = name;
-        std::size_t offset = 0, size = 0;
-        for (std::size_t i = 0; cuKernelGetParamInfo(k, i, &offset, &size) == CUDA_SUCCESS; ++i) {
-            it->second.sizes.push_back(size);
-        }
-    }
+    if (fresh) it->second = describe(k, cuKernelGetName, cuKernelGetParamInfo);
     return it->second;
 }
 
 const Kernel& kernel_of_symbol(const void* func) {
     static std::map<const void*, Kernel> known;
     auto [it, fresh] = known.try_emplace(func);
-    if (fresh) {
-        cudaFunction_t f = nullptr;
-        const char* name = nullptr;
-        if (cudaGetFuncBySymbol(&f, func) == cudaSuccess && cuFuncGetName(&name, f) == CUDA_SUCCESS && name) {
-            it->second.name = name;
-            std::size_t offset = 0, size = 0;
-            for (std::size_t i = 0; cuFuncGetParamInfo(f, i, &offset, &size) == CUDA_SUCCESS; ++i) {
-                it->second.sizes.push_back(size);
-            }
-        }
+    cudaFunction_t f = nullptr;
+    if (fresh && cudaGetFuncBySymbol(&f, func) == cudaSuccess) {
+        it->second = describe(reinterpret_cast<CUfunction>(f), cuFuncGetName, cuFuncGetParamInfo);
     }
     return it->second;
 }

@@ -57,8 +57,8 @@ std::vector<double> run(const Stage& stage, gpu_window::Window& window, const Re
     const std::size_t workspace_bytes = stage.workspace_bytes(q.n, sizeof(T), config);
     void* scratch = window.ensure(gpu_window::kWorkspace, workspace_bytes);
     record.ensure({gpu_window::kWorkspace, 0, workspace_bytes});
-    T* results = static_cast<T*>(window.ensure(gpu_window::kResults, kMaxBatch * 4 * sizeof(double)));
-    record.ensure({gpu_window::kResults, 0, kMaxBatch * 4 * sizeof(double)});
+    T* results = static_cast<T*>(window.ensure(gpu_window::kResults, kSumsBytes));
+    record.ensure({gpu_window::kResults, 0, kSumsBytes});
     const std::size_t result_bytes = q.batch * q.repeats * sizeof(T);
     CUDA_CHECK(cudaMemsetAsync(results, 0x7F, result_bytes));  // a value no sum here takes
     record.memset({reinterpret_cast<std::uint64_t>(results), result_bytes, 0x7F});
@@ -89,10 +89,6 @@ std::vector<double> run(const Stage& stage, gpu_window::Window& window, const Re
     std::vector<T> host(q.batch * q.repeats);
     CUDA_CHECK(cudaMemcpy(host.data(), results, result_bytes, cudaMemcpyDeviceToHost));
     return std::vector<double>(host.begin(), host.end());
-}
-
-void copy_text(char (&to)[kTextBytes], const std::string& text) {
-    std::snprintf(to, kTextBytes, "%s", text.c_str());
 }
 
 // The judge's setup: CUDA started on its device, the grading window reserved and the
@@ -135,9 +131,7 @@ int serve(int socket, gpu_window::Window& window) {
         std::vector<double> values;
         record.clear();
         try {
-            if (q.op != kRun || q.batch == 0 || q.batch > kMaxBatch || q.repeats == 0 || q.repeats > 4) {  // 4: the sums' slot
-                throw std::runtime_error("malformed request");
-            }
+            if (q.op != kRun || !well_formed(q)) throw std::runtime_error("malformed request");
             switch (q.type) {
                 case ValueKind::Int32: values = run<int>(stage, window, q, reply.worker_ms, record); break;
                 case ValueKind::Float32: values = run<float>(stage, window, q, reply.worker_ms, record); break;

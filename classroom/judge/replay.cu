@@ -179,8 +179,7 @@ void replay(const DeviceCode& code, gpu_window::Window& window, bool copy_guard,
             case OpKind::Launch: launch(code, *static_cast<const launch_record::Launch*>(op)); break;
             case OpKind::Memset: {
                 const auto& m = *static_cast<const launch_record::Memset*>(op);
-                constexpr std::uint64_t kEnd = gpu_window::kBase + gpu_window::kSlot * gpu_window::kSlots;
-                if (m.dst < gpu_window::kBase || m.dst > kEnd || m.bytes > kEnd - m.dst) {
+                if (m.dst < gpu_window::kBase || m.dst > gpu_window::kEnd || m.bytes > gpu_window::kEnd - m.dst) {
                     throw std::runtime_error("a memset outside the worker's buffers");
                 }
                 const cudaError_t made = cudaMemsetAsync(reinterpret_cast<void*>(m.dst), m.value, m.bytes);
@@ -221,8 +220,6 @@ std::vector<double> sums(std::size_t count) {
                   "reading the sums back");
     return std::vector<double>(host.begin(), host.end());
 }
-
-void copy_text(char (&to)[kTextBytes], const std::string& text) { std::snprintf(to, kTextBytes, "%s", text.c_str()); }
 
 }  // namespace
 
@@ -274,7 +271,7 @@ int main(int argc, char** argv) {
         Reply reply;
         std::vector<double> values;
         try {
-            if (q.batch == 0 || q.batch > kMaxBatch || q.repeats == 0 || q.repeats > 4) throw std::runtime_error("malformed request");
+            if (!well_formed(q)) throw std::runtime_error("malformed request");
             replay(*code, *window, copy_guard, record);
             check_runtime(cudaDeviceSynchronize(), "the replayed launches");
             const std::size_t count = q.batch * q.repeats;

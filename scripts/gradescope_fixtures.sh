@@ -8,7 +8,10 @@
 #   sudo scripts/gradescope_fixtures.sh OUT [PATTERN] [EXTRA]
 #   sudo scripts/gradescope_fixtures.sh docs/results/grading/gradescope '^(reference|racy)$'
 # (REDUCTION_COMMIT names the commit where the tree is not a git checkout.) It replaces
-# /autograder: run it on a grading machine or a throwaway one.
+# /autograder: run it on a grading machine or a throwaway one. With REUSE=1 a later part on the
+# same machine keeps the /autograder an earlier part set up from the same kit (no setup.sh).
+# TIME_LIMIT=SECONDS stops the gradings then and still writes what was graded (a lent machine's
+# call limit).
 set -uo pipefail
 out=${1:?usage: gradescope_fixtures.sh OUT [PATTERN] [EXTRA]}
 pattern=${2:-.*}
@@ -25,9 +28,13 @@ summary="$out/summary.txt"
 } >"$summary"
 (cmake --preset release >/dev/null && cmake --build --preset release --target classroom_grading --parallel) >"$out/build.log" 2>&1 ||
   { echo "the build failed: $out/build.log" | tee -a "$summary"; exit 1; }
-CLASSROOM_GRADESCOPE_TRIAL=1 CLASSROOM_GRADESCOPE_FIXTURES="$pattern" \
-  build/release/bin/classroom_grading --gtest_filter='GradescopePath.Every*' 2>&1 | tee "$out/gtest.log" |
+CLASSROOM_GRADESCOPE_TRIAL=1 CLASSROOM_GRADESCOPE_FIXTURES="$pattern" CLASSROOM_GRADESCOPE_REUSE="${REUSE:-0}" \
+  timeout "${TIME_LIMIT:-infinity}" build/release/bin/classroom_grading --gtest_filter='GradescopePath.Every*' 2>&1 | tee "$out/gtest.log" |
   grep -E '^(reduce4 |Gradescope path:|setup.sh:|\[  (PASSED|FAILED)|.*Failure)' | tee -a "$summary"
+if [[ ${PIPESTATUS[0]} -eq 124 ]]; then
+  echo "stopped at TIME_LIMIT=$TIME_LIMIT s: the fixtures after the last line above were not graded" | tee -a "$summary"
+  pkill -KILL -f /autograder/source/run_autograder; pkill -KILL -u classroom-student; sleep 1
+fi
 cp build/release/classroom/tests/grading/gradescope/* "$out/" 2>/dev/null
 # Uploads from elsewhere (an attacker's), on the /autograder the test left set up.
 if [[ -n $extra && -d /autograder/source ]]; then

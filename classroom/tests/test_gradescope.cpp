@@ -263,7 +263,8 @@ TEST(GradescopePath, EveryFixtureScoresAsPromised) {
     const std::string stamp = kit_stamp(handout / "autograder");
     const char* reuse = std::getenv("CLASSROOM_GRADESCOPE_REUSE");
     if (reuse && std::string(reuse) == "1" && fs::exists(stamp_file) && read_file(stamp_file) == stamp) {
-        std::printf("setup.sh: not run again (/autograder set up by an earlier run from the same kit: %s)", stamp.c_str());
+        std::printf("setup.sh: not run again (/autograder set up by an earlier run from the same kit: %s)\n",
+                    stamp.substr(0, stamp.size() - 1).c_str());
     } else {
         fs::remove_all(kAutograder);
         fs::create_directories(kAutograder / "source");

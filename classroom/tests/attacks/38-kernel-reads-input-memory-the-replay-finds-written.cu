@@ -27,7 +27,10 @@
 // everywhere: the attack fails safe (100, deserved then). For memcheck the first step may be
 // a 2^18 double decoy or the own ~10^6 int case (regions past 2 MiB): then likewise clean.
 //
-// Deserved: racecheck 0, memcheck 0: 85 (where the latch fires in the worker).
+// Deserved: racecheck 0, memcheck 0: 85 (where the latch fires in the worker), less what its own
+// speed costs: graded on the H100 at 3f25c71 it took 1.33x the reference's time (a global load and
+// a barrier before every block's loads) and lost the performance points too: 60
+// (docs/results/grading/gradescope_3f25c71/). Promised 60-65.
 #include <cstdint>
 
 #include "stage.h"

@@ -1,6 +1,8 @@
 #include "assignment.h"
 
+#include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <iomanip>
 #include <regex>
 #include <sstream>
@@ -30,28 +32,63 @@ Assignment parse_assignment(const std::string& text) {
     Assignment a;
     a.first = std::stoi(m[1]);
     a.last = m[2].matched ? std::stoi(m[2]) : a.first;
-    if (a.first < 1 || a.last > 7 || a.first > a.last) {
-        throw std::invalid_argument("assignments are stages reduce1 ... reduce7, in order (reduce0 is the given baseline), not '" +
+    if (a.first < 1 || a.last > 9 || a.first > a.last) {
+        throw std::invalid_argument("assignments are stages reduce1 ... reduce9, in order (reduce0 is the given baseline), not '" +
                                     text + "'");
     }
     return a;
 }
 
-const StageGrading& grading_of(int stage) {
-    // max_time_ratio: about halfway between the reference (1.0) and the previous stage's
-    // time on our H100 at the grader's size, so that handing in the previous stage's code
-    // earns no performance points there (docs/classroom.md has the measurements).
-    static const StageGrading table[] = {
-        {1, "the strided index: the same tree, contiguous busy threads", "docs/01-divergence.md", 1.25, 32},
-        {2, "sequential addressing: no bank conflicts", "docs/02-bank-conflicts.md", 1.12, 32},
-        {3, "the first add during the load", "docs/03-first-add.md", 1.25, 32},
-        {4, "the last warp without block-wide barriers", "docs/04-sync-removal.md", 1.10, 64},
-        {5, "the block size as a template parameter: the tree completely unrolled", "docs/05-complete-unroll.md", 1.03, 64},
-        {6, "many elements per thread: a grid-stride loop over a fixed grid", "docs/06-grid-stride.md", 1.08, 64},
-        {7, "warp shuffles, 16-byte loads and a single pass", "docs/07-shuffles-vectors.md", 1.10, 64},
-    };
-    if (stage < 1 || stage > 7) throw std::invalid_argument("no assignment for stage " + std::to_string(stage));
-    return table[stage - 1];
+namespace {
+
+// Reads the lines over `base`; `complete`: every stage of `a` must then be named.
+GradingRubric read_rubric_lines(const std::string& text, const Assignment& a, const GradingRubric& base, bool complete);
+
+std::string text_of(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + file.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+StageFacts stage_facts(const std::filesystem::path& repo, int stage) {
+    const std::filesystem::path kernel = repo / stage_name(stage) / "kernel.cu";
+    if (!std::filesystem::is_regular_file(kernel)) throw std::runtime_error("no stage folder " + stage_name(stage) + " in " + repo.string());
+    const std::string text = text_of(kernel);
+    // The record: `extern const Stage reduceN_stage = { .name = "reduceN", ... };`
+    const auto record = text.find("extern const Stage " + stage_name(stage) + "_stage");
+    if (record == std::string::npos) throw std::runtime_error(kernel.string() + ": no record " + stage_name(stage) + "_stage");
+    const std::string fields = text.substr(record, text.find("};", record) - record);
+    StageFacts facts;
+    std::smatch m;
+    if (!std::regex_search(fields, m, std::regex(R"re(\.idea = "([^"]+)")re"))) {
+        throw std::runtime_error(kernel.string() + ": the record has no .idea");
+    }
+    facts.idea = m[1];
+    if (!std::regex_search(fields, m, std::regex(R"(\.min_block = (\d+))"))) {
+        throw std::runtime_error(kernel.string() + ": the record has no .min_block");
+    }
+    facts.min_block = std::stoi(m[1]);
+    const std::string prefix = "0" + std::to_string(stage) + "-";
+    for (const auto& entry : std::filesystem::directory_iterator(repo / "docs")) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) != 0 || entry.path().extension() != ".md") continue;
+        if (!facts.chapter.empty()) throw std::runtime_error("two chapters docs/" + prefix + "*.md for " + stage_name(stage));
+        facts.chapter = "docs/" + name;
+    }
+    if (facts.chapter.empty()) throw std::runtime_error("no chapter docs/" + prefix + "*.md for " + stage_name(stage));
+    return facts;
+}
+
+std::vector<int> stages_in(const std::filesystem::path& repo) {
+    std::vector<int> stages;
+    for (int k = 0; k <= 9; ++k) {
+        if (std::filesystem::is_regular_file(repo / stage_name(k) / "kernel.cu")) stages.push_back(k);
+    }
+    return stages;
 }
 
 std::string public_tests_filter(int stage) {
@@ -65,7 +102,14 @@ double GradingRubric::stage_total() const {
 
 double GradingRubric::threshold(int stage) const {
     const auto it = full_points_at.find(stage);
-    return it != full_points_at.end() ? it->second : grading_of(stage).max_time_ratio;
+    if (it == full_points_at.end()) throw std::out_of_range("the rubric has no full-points-at for " + stage_name(stage));
+    return it->second;
+}
+
+int GradingRubric::min_block(int stage) const {
+    const auto it = smallest_block.find(stage);
+    if (it == smallest_block.end()) throw std::out_of_range("the rubric has no smallest-block for " + stage_name(stage));
+    return it->second;
 }
 
 double GradingRubric::performance_points(int stage, double vs_reference, double previous_vs_reference) const {
@@ -77,10 +121,23 @@ double GradingRubric::performance_points(int stage, double vs_reference, double 
     return std::round(performance * (none_at - vs_reference) / (none_at - full_at) * 100) / 100;
 }
 
-GradingRubric default_rubric(const Assignment& a) {
-    GradingRubric rubric;
-    for (int k : a.stages()) rubric.full_points_at[k] = grading_of(k).max_time_ratio;
-    return rubric;
+GradingRubric default_rubric(const std::filesystem::path& repo, const Assignment& a) {
+    GradingRubric r;
+    // The file may name stages outside `a`: read it for every stage it could name.
+    const GradingRubric all = read_rubric_lines(text_of(repo / "classroom/default_rubric.txt"), Assignment{1, 9}, r, false);
+    r = all;
+    r.full_points_at.clear();
+    r.smallest_block.clear();
+    for (int k : a.stages()) {
+        if (!all.full_points_at.count(k)) {
+            throw std::runtime_error("classroom/default_rubric.txt has no full-points-at for " + stage_name(k));
+        }
+        r.full_points_at[k] = all.full_points_at.at(k);
+        r.smallest_block[k] = all.smallest_block.count(k)
+                                  ? all.smallest_block.at(k)
+                                  : std::max(stage_facts(repo, k).min_block, stage_facts(repo, k - 1).min_block);
+    }
+    return r;
 }
 
 namespace {
@@ -109,6 +166,8 @@ std::string rubric_file(const GradingRubric& r, const Assignment& a) {
         << "gate " << (r.gate_on_public_cases ? "on" : "off") << "\n"
         << "# full-points-at STAGE RATIO: full performance points at or below RATIO times the reference's time.\n";
     for (int k : a.stages()) out << "full-points-at " << stage_name(k) << " " << number(r.threshold(k)) << "\n";
+    out << "# smallest-block STAGE BLOCK: the hidden cases' smallest block (a power of two up to 1024).\n";
+    for (int k : a.stages()) out << "smallest-block " << stage_name(k) << " " << r.min_block(k) << "\n";
     out << "# partial-credit MARGIN: performance points fall linearly from full at the threshold to none at the\n"
         << "# previous stage's own ratio, measured in the same grading, less MARGIN (so that the previous stage's\n"
         << "# code earns none: it came out up to 0.031 below that ratio in 24 judgings on an H100); off: all or nothing.\n"
@@ -118,8 +177,14 @@ std::string rubric_file(const GradingRubric& r, const Assignment& a) {
     return out.str();
 }
 
-GradingRubric read_rubric(const std::string& text, const Assignment& a) {
-    GradingRubric r = default_rubric(a);
+GradingRubric read_rubric(const std::string& text, const Assignment& a, const GradingRubric& base) {
+    return read_rubric_lines(text, a, base, true);
+}
+
+namespace {
+
+GradingRubric read_rubric_lines(const std::string& text, const Assignment& a, const GradingRubric& base, bool complete) {
+    GradingRubric r = base;
     std::istringstream lines(text);
     int line_number = 0;
     for (std::string line; std::getline(lines, line);) {
@@ -156,8 +221,8 @@ GradingRubric read_rubric(const std::string& text, const Assignment& a) {
         } else if (verb == "gate") {
             if (args.size() != 1 || (args[0] != "on" && args[0] != "off")) fail("gate is on or off");
             r.gate_on_public_cases = args[0] == "on";
-        } else if (verb == "full-points-at") {
-            if (args.size() != 2) fail("full-points-at takes a stage and a ratio");
+        } else if (verb == "full-points-at" || verb == "smallest-block") {
+            if (args.size() != 2) fail(verb + " takes a stage and a " + (verb == "full-points-at" ? "ratio" : "block"));
             int stage = 0;
             try {
                 const Assignment one = parse_assignment(args[0]);
@@ -165,7 +230,14 @@ GradingRubric read_rubric(const std::string& text, const Assignment& a) {
             } catch (const std::invalid_argument&) {
             }
             if (stage < a.first || stage > a.last) fail("not a stage of " + a.name());
-            r.full_points_at[stage] = value(args[1], 1.0);
+            if (verb == "full-points-at") {
+                r.full_points_at[stage] = value(args[1], 1.0);
+            } else {
+                const double block = value(args[1], 1);
+                const int b = static_cast<int>(block);
+                if (b != block || b > 1024 || (b & (b - 1)) != 0) fail("a block is a power of two up to 1024");
+                r.smallest_block[stage] = b;
+            }
         } else if (verb == "partial-credit") {
             if (args.size() != 1) fail("partial-credit takes a margin or off");
             r.partial_margin = args[0] == "off" ? -1 : value(args[0], 0);
@@ -173,12 +245,18 @@ GradingRubric read_rubric(const std::string& text, const Assignment& a) {
             if (args.size() != 1) fail("remeasure takes a band (0: never)");
             r.remeasure_band = value(args[0], 0);
         } else {
-            fail("unknown setting (points, gate, full-points-at, partial-credit, remeasure)");
+            fail("unknown setting (points, gate, full-points-at, smallest-block, partial-credit, remeasure)");
         }
     }
     if (r.stage_total() <= 0) throw std::invalid_argument("rubric.txt: a stage is worth no points");
+    for (int k : complete ? a.stages() : std::vector<int>{}) {
+        if (!r.full_points_at.count(k)) throw std::invalid_argument("rubric.txt: no full-points-at for " + stage_name(k));
+        if (!r.smallest_block.count(k)) throw std::invalid_argument("rubric.txt: no smallest-block for " + stage_name(k));
+    }
     return r;
 }
+
+}  // namespace
 
 std::string rubric_table(const GradingRubric& r, int stage) {
     const std::string once = r.gate_on_public_cases ? ", once the public cases pass" : "";

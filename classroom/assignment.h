@@ -5,6 +5,7 @@
 // stages as stubs, and no later stage (a later stage contains the earlier solutions).
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,7 +13,7 @@
 namespace classroom {
 
 struct Assignment {
-    int first = 0, last = 0;  // stage numbers, 1 <= first <= last <= 7
+    int first = 0, last = 0;  // stage numbers, 1 <= first <= last <= 9 (folders reduce1 ... reduce9)
     std::vector<int> stages() const;
     std::string name() const;  // "reduce4", "reduce1..reduce4"
 };
@@ -22,19 +23,18 @@ Assignment parse_assignment(const std::string& text);
 
 std::string stage_name(int stage);  // 4 -> "reduce4"
 
-// How one stage is graded (docs/classroom.md justifies the numbers).
-struct StageGrading {
-    int stage;
-    const char* title;       // what the student builds, for the README and the report
-    const char* chapter;     // its chapter in docs/, handed out after the deadline
-    // Performance: full points when the submission's median time is at most this many
-    // times the reference solution's, each in its own worker, timed by the judge.
-    double max_time_ratio;
-    // The smallest block the stage must support (up to 1024): reduce4 on need two warps;
-    // reduce7's reference also runs 32-thread blocks, but the assignment asks for 64.
-    int min_block;
+// What a stage's folder declares: its record in reduceN/kernel.cu (common/stage.h's Stage:
+// `.idea`, `.min_block`) and its chapter, the one docs/0N-*.md. Read from the instructor's
+// tree (never from a submission); throws std::runtime_error, one line, where the folder, the
+// record's field or the chapter is missing.
+struct StageFacts {
+    std::string idea;     // what the student builds, for the README
+    int min_block = 0;    // the smallest block the stage's kernel supports
+    std::string chapter;  // "docs/04-sync-removal.md", handed out after the deadline
 };
-const StageGrading& grading_of(int stage);
+StageFacts stage_facts(const std::filesystem::path& repo, int stage);
+// The stage numbers of the tree's folders reduce0 ... reduce9 that hold a kernel.cu, in order.
+std::vector<int> stages_in(const std::filesystem::path& repo);
 
 // The tree's own GPU tests of a stage (the grader runs them as feedback, worth nothing).
 std::string public_tests_filter(int stage);  // "Stages/*/reduce4_*"
@@ -53,7 +53,7 @@ struct Rubric {
 
 // The rubric an autograder grades by: `autograder/rubric.txt`, which `classroom generate`
 // writes (the defaults above, or the instructor's --rubric FILE) and the grader reads.
-// The stage's title and chapter are never in it: they come from grading_of().
+// Its defaults are classroom/default_rubric.txt; the stage's title and chapter are never in it.
 struct GradingRubric {
     // Points of each part of every stage.
     double public_cases = Rubric::kPublicTests;
@@ -61,9 +61,10 @@ struct GradingRubric {
     double racecheck = Rubric::kRacecheck;
     double memcheck = Rubric::kMemcheck;
     double performance = Rubric::kPerformance;
-    // Full performance points at or below this ratio to the reference's time, per stage
-    // (the defaults: grading_of(stage).max_time_ratio).
+    // Full performance points at or below this ratio to the reference's time, per stage.
     std::map<int, double> full_points_at;
+    // The hidden cases' smallest block, per stage (up to 1024, a power of two).
+    std::map<int, int> smallest_block;
     // The sanitizers and the timing run only once every public case passes: a broken
     // kernel earns nothing for being race-free or fast.
     bool gate_on_public_cases = true;
@@ -76,17 +77,20 @@ struct GradingRubric {
     double remeasure_band = 0.02;
 
     double stage_total() const;  // every part once, the hidden groups each (hidden_groups())
-    double threshold(int stage) const;
+    double threshold(int stage) const;  // throws std::out_of_range for a stage it does not name
+    int min_block(int stage) const;     // likewise
     // The performance points of a verified timing.
     double performance_points(int stage, double vs_reference, double previous_vs_reference) const;
 };
 
-// The defaults for an assignment's stages.
-GradingRubric default_rubric(const Assignment& a);
+// The defaults for an assignment's stages: classroom/default_rubric.txt of the tree, each
+// stage's smallest block from the records where the file names none.
+GradingRubric default_rubric(const std::filesystem::path& repo, const Assignment& a);
 // rubric.txt: what generate writes, with a comment on every setting.
 std::string rubric_file(const GradingRubric& rubric, const Assignment& a);
-// Reads rubric.txt over the defaults; throws std::invalid_argument("rubric.txt line N: ...").
-GradingRubric read_rubric(const std::string& text, const Assignment& a);
+// Reads a rubric file over `base`; every stage of `a` must then have its threshold and
+// smallest block. Throws std::invalid_argument("rubric.txt line N: ..." or "rubric.txt: ...").
+GradingRubric read_rubric(const std::string& text, const Assignment& a, const GradingRubric& base = {});
 // The handout's "How it is graded" table of one stage, from the rubric.
 std::string rubric_table(const GradingRubric& rubric, int stage);
 

@@ -36,7 +36,7 @@ bool handed_out(const std::string& path, const Assignment& a) {
     if (path == "docs/00-overview.md" || path == "docs/08-profiling.md") return true;
     if (std::regex_match(path, m, chapter)) {  // a stage's chapter shows its solution
         const int k = std::stoi(m[1]);
-        return k >= 1 && k <= 7 && k < a.first;
+        return k >= 1 && k < a.first;
     }
     if (std::regex_match(path, m, diagram)) return std::stoi(m[1]) < a.first;
     if (std::regex_match(path, m, handout)) return std::stoi(m[1]) >= a.first && std::stoi(m[1]) <= a.last;
@@ -139,14 +139,14 @@ std::string drop_dead_links(const std::string& markdown, const std::string& path
     return out + text.substr(copied);
 }
 
-std::string student_readme(const Assignment& a) {
+std::string student_readme(const fs::path& repo, const Assignment& a) {
     std::ostringstream out;
     const std::string first_name = stage_name(a.first);
     out << "# Assignment " << a.name() << ": ";
     if (a.first == a.last) {
-        out << grading_of(a.first).title << "\n\n";
+        out << stage_facts(repo, a.first).idea << "\n\n";
     } else {
-        out << "from " << grading_of(a.first).title << " to " << grading_of(a.last).title << "\n\n";
+        out << "from " << stage_facts(repo, a.first).idea << " to " << stage_facts(repo, a.last).idea << "\n\n";
     }
     out << "Starter code for an assignment of a step-by-step tutorial on GPU parallel reduction in CUDA C++.\n"
         << "It has every stage before " << first_name << " complete, as references ("
@@ -260,7 +260,7 @@ Tree make_student_tree(const fs::path& repo, const Assignment& a) {
     for (auto& [path, file] : tree) {
         if (has_markers(path)) file.text = render_for(file.text, path, a);
     }
-    tree["README.md"] = TreeFile{student_readme(a), false};
+    tree["README.md"] = TreeFile{student_readme(repo, a), false};
     for (auto& [path, file] : tree) {
         if (ends_with(path, ".md")) file.text = drop_dead_links(file.text, path, tree);
     }
@@ -378,7 +378,7 @@ void pack_autograder(const fs::path& autograder, const fs::path& zip) {
 }
 
 std::string generate(const fs::path& repo, const Assignment& a, const fs::path& out, const AutograderSettings& settings) {
-    const GradingRubric rubric = settings.rubric ? *settings.rubric : default_rubric(a);
+    const GradingRubric rubric = settings.rubric ? *settings.rubric : default_rubric(repo, a);
     Tree student = make_student_tree(repo, a);
     // The handouts show the rubric this autograder grades by.
     for (int k : a.stages()) {

@@ -235,7 +235,7 @@ void Grader::performance(int stage, bool correct, const std::string& worker) {
 
 void Grader::grade_stage(int stage) {
     line_number = 0;
-    current_min_block = grading_of(stage).min_block;
+    current_min_block = rubric.min_block(stage);
     const std::string worker = worker_of(build, stage);
     if (!out_of_time()) public_tests_feedback(stage);
     if (out_of_time()) {

@@ -292,14 +292,13 @@ Graded grade(const GradeOptions& options) {
                << " used (only the kernel.cu files are graded).";
     }
     // The rubric is the autograder's (the instructor's file), never the submission's.
-    if (fs::exists(options.autograder / "rubric.txt")) {
-        try {
-            g.rubric = read_rubric(read_file(options.autograder / "rubric.txt"), g.assignment);
-        } catch (const std::invalid_argument& e) {
-            header << "\nThe grader could not grade: the autograder's " << e.what();
-            g.zero_every_stage("not graded: the autograder's rubric.txt cannot be read");
-            return finish(3);
-        }
+    try {
+        if (!fs::exists(options.autograder / "rubric.txt")) throw std::invalid_argument("rubric.txt is missing");
+        g.rubric = read_rubric(read_file(options.autograder / "rubric.txt"), g.assignment);
+    } catch (const std::invalid_argument& e) {
+        header << "\nThe grader could not grade: the autograder's " << e.what();
+        g.zero_every_stage("not graded: the autograder's rubric.txt cannot be read");
+        return finish(3);
     }
     // A refusal of the whole submission (a link, nothing submitted): every stage at zero.
     auto refuse = [&](const std::string& why) {

@@ -46,10 +46,10 @@ std::string stage_list(int first, int last);
 
 // One grading: its options, its folders, its results so far, and the steps that add to them.
 struct Grader {
-    Grader(const GradeOptions& o, const Assignment& a) : options(o), assignment(a), rubric(default_rubric(a)) {}
+    Grader(const GradeOptions& o, const Assignment& a) : options(o), assignment(a) {}
     const GradeOptions& options;
     Assignment assignment;
-    GradingRubric rubric;  // the autograder's rubric.txt (the defaults where it has none)
+    GradingRubric rubric;  // the autograder's rubric.txt
     fs::path tree, build, logs, trusted;
     std::string sanitizer, judge;
     std::uint64_t seed = 0;

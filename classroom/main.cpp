@@ -166,10 +166,12 @@ bool has_all(const Args& args, const std::vector<std::string>& names) {
 int check(const fs::path& repo, bool write_handouts) {
     int problems = 0;
     // Each handout's rubric block is written from the default rubric (never by hand).
-    for (int stage = 1; stage <= 7; ++stage) {
+    const std::vector<int> stages = stages_in(repo);
+    for (int stage : stages) {
+        if (stage == 0) continue;  // the baseline: no assignment
         const fs::path handout = repo / "assignments" / (stage_name(stage) + ".md");
         const std::string text = read_file(handout);
-        const std::string expected = handout_with_rubric(text, default_rubric(Assignment{stage, stage}), stage);
+        const std::string expected = handout_with_rubric(text, default_rubric(repo, Assignment{stage, stage}), stage);
         if (text == expected) continue;
         if (write_handouts) {
             write_file(handout, expected);
@@ -179,7 +181,7 @@ int check(const fs::path& repo, bool write_handouts) {
             ++problems;
         }
     }
-    for (int stage = 0; stage <= 7; ++stage) {
+    for (int stage : stages) {
         const fs::path kernel = repo / stage_name(stage) / "kernel.cu";
         const MarkedFile file = parse_markers(read_file(kernel), kernel.string());
         for (const std::string& p : check_stage_regions(file, stage, stage_name(stage) + "/kernel.cu")) {
@@ -187,8 +189,8 @@ int check(const fs::path& repo, bool write_handouts) {
             ++problems;
         }
     }
-    for (int first = 1; first <= 7; ++first) {
-        for (int last = first; last <= 7; ++last) {
+    for (int first = 1; first <= stages.back(); ++first) {
+        for (int last = first; last <= stages.back(); ++last) {
             const Assignment a{first, last};
             const Tree tree = make_student_tree(repo, a);
             for (const Leak& leak : find_leaks(tree, solution_lines(repo, a))) {
@@ -224,7 +226,7 @@ int main(int argc, char** argv) {
                 const fs::path file = args.named.at("--rubric");
                 if (!fs::is_regular_file(file)) throw Usage("--rubric: no file " + file.string());
                 try {
-                    settings.rubric = read_rubric(read_file(file), a);
+                    settings.rubric = read_rubric(read_file(file), a, default_rubric(repo, a));
                 } catch (const std::invalid_argument& e) {
                     throw Usage(std::string("--rubric: ") + e.what());
                 }

@@ -66,14 +66,34 @@ TEST(Assignments, ParseStagesAndRuns) {
     EXPECT_EQ(parse_assignment("4").stages(), (std::vector<int>{4}));
     EXPECT_EQ(parse_assignment("reduce1..reduce4").stages(), (std::vector<int>{1, 2, 3, 4}));
     EXPECT_EQ(parse_assignment("2..3").name(), "reduce2..reduce3");
-    for (const char* bad : {"reduce0", "reduce8", "reduce5..reduce3", "", "reduce", "reduce4.."}) {
+    for (const char* bad : {"reduce0", "reduce10", "reduce5..reduce3", "", "reduce", "reduce4.."}) {
         EXPECT_THROW(parse_assignment(bad), std::invalid_argument) << bad;
     }
-    for (int k = 1; k <= 7; ++k) {
-        EXPECT_GT(grading_of(k).max_time_ratio, 1.0);
-        EXPECT_TRUE(fs::exists(kRepo / grading_of(k).chapter)) << grading_of(k).chapter;
-    }
     EXPECT_EQ(Rubric::kTotal, 100);
+}
+
+// A stage's title, smallest block and chapter come from its folder alone; the rubric's
+// defaults from classroom/default_rubric.txt, for every stage folder there is.
+TEST(Assignments, EveryStageDeclaresItsFactsInItsFolder) {
+    const std::vector<int> stages = stages_in(kRepo);
+    ASSERT_EQ(stages.front(), 0);
+    for (std::size_t i = 0; i < stages.size(); ++i) EXPECT_EQ(stages[i], int(i)) << "stage folders reduce0 ... reduceN, no gap";
+    for (int k : stages) {
+        const StageFacts facts = stage_facts(kRepo, k);
+        EXPECT_FALSE(facts.idea.empty()) << k;
+        EXPECT_TRUE(facts.min_block >= 32 && facts.min_block <= 1024 && (facts.min_block & (facts.min_block - 1)) == 0) << k;
+        EXPECT_TRUE(fs::is_regular_file(kRepo / facts.chapter)) << facts.chapter;
+        if (k == 0) continue;
+        const GradingRubric r = default_rubric(kRepo, Assignment{k, k});
+        EXPECT_GT(r.threshold(k), 1.0) << k;
+        EXPECT_EQ(r.min_block(k), std::max(facts.min_block, stage_facts(kRepo, k - 1).min_block)) << k;
+    }
+    EXPECT_EQ(stage_facts(kRepo, 4).min_block, 64);
+    EXPECT_EQ(stage_facts(kRepo, 7).min_block, 32);
+    EXPECT_EQ(default_rubric(kRepo, Assignment{7, 7}).min_block(7), 64) << "reduce6's code, where reduce7 starts, needs 64";
+    EXPECT_EQ(stage_facts(kRepo, 4).chapter, "docs/04-sync-removal.md");
+    EXPECT_THROW(stage_facts(kRepo, 9), std::runtime_error);
+    EXPECT_THROW(default_rubric(kRepo, Assignment{9, 9}), std::runtime_error);
 }
 
 TEST(Markers, EveryStageHasWellFormedRegions) {
@@ -884,27 +904,38 @@ TEST(Grading, WaitsForTheMachineLock) {
 // The rubric: its file, its arithmetic, and the handouts that show it.
 TEST(Rubric, TheFileRoundTripsAndRefusesBadLinesByNumber) {
     const Assignment a{3, 5};
-    const GradingRubric defaults = default_rubric(a);
+    const GradingRubric defaults = default_rubric(kRepo, a);
     EXPECT_EQ(defaults.stage_total(), Rubric::kTotal);
     const GradingRubric again = read_rubric(rubric_file(defaults, a), a);
     EXPECT_EQ(rubric_file(again, a), rubric_file(defaults, a));
-    for (int k : a.stages()) EXPECT_EQ(again.threshold(k), grading_of(k).max_time_ratio);
+    EXPECT_EQ(again.threshold(3), 1.25);
+    EXPECT_EQ(again.threshold(4), 1.10);
+    EXPECT_EQ(again.min_block(3), 32);
+    EXPECT_EQ(again.min_block(4), 64);
+    EXPECT_EQ(again.min_block(5), 64);
 
     const GradingRubric edited = read_rubric("points performance 40\r\nfull-points-at reduce4 1.2\ngate off\n"
-                                             "partial-credit off\nremeasure 0\n# a comment\n\n", a);
+                                             "partial-credit off\nremeasure 0\nsmallest-block reduce5 128\n# a comment\n\n",
+                                             a, defaults);
     EXPECT_EQ(edited.performance, 40);
     EXPECT_EQ(edited.stage_total(), Rubric::kTotal - Rubric::kPerformance + 40);
     EXPECT_EQ(edited.threshold(4), 1.2);
-    EXPECT_EQ(edited.threshold(5), grading_of(5).max_time_ratio) << "a stage not named keeps its default";
+    EXPECT_EQ(edited.threshold(5), defaults.threshold(5)) << "a stage not named keeps its default";
+    EXPECT_EQ(edited.min_block(5), 128);
+    EXPECT_EQ(edited.min_block(4), 64);
+    // Read over nothing (the grader reads rubric.txt so), every stage must be named.
+    EXPECT_THROW(read_rubric("full-points-at reduce4 1.2\n", a), std::invalid_argument);
     EXPECT_FALSE(edited.gate_on_public_cases);
     EXPECT_LT(edited.partial_margin, 0);
     EXPECT_EQ(edited.remeasure_band, 0);
 
     for (const char* bad : {"points speed 10", "points performance -1", "points performance ten", "gate maybe",
                             "full-points-at reduce7 1.1", "full-points-at reduce4 0.9", "full-points-at reduce4",
-                            "partial-credit", "remeasure -0.1", "bonus 5", "points performance 1e999"}) {
+                            "partial-credit", "remeasure -0.1", "bonus 5", "points performance 1e999",
+                            "smallest-block reduce4 48", "smallest-block reduce4 2048", "smallest-block reduce4 64.5",
+                            "smallest-block reduce8 64"}) {
         try {
-            read_rubric("# first line\n" + std::string(bad) + "\n", a);
+            read_rubric("# first line\n" + std::string(bad) + "\n", a, defaults);
             ADD_FAILURE() << "accepted: " << bad;
         } catch (const std::invalid_argument& e) {
             EXPECT_NE(std::string(e.what()).find("rubric.txt line 2: "), std::string::npos) << e.what();
@@ -913,7 +944,7 @@ TEST(Rubric, TheFileRoundTripsAndRefusesBadLinesByNumber) {
 }
 
 TEST(Rubric, PerformancePointsFallFromTheThresholdToThePreviousStageLessTheMargin) {
-    GradingRubric r = default_rubric(Assignment{4, 4});  // T = 1.10, 25 points, margin 0.05
+    GradingRubric r = default_rubric(kRepo, Assignment{4, 4});  // T = 1.10, 25 points, margin 0.05
     const double previous = 1.27;                        // the previous stage's ratio in this grading
     EXPECT_EQ(r.performance_points(4, 0.95, previous), 25);
     EXPECT_EQ(r.performance_points(4, 1.10, previous), 25);
@@ -929,14 +960,15 @@ TEST(Rubric, PerformancePointsFallFromTheThresholdToThePreviousStageLessTheMargi
 }
 
 TEST(Rubric, EveryHandoutShowsTheDefaultRubricAndGenerateWritesTheGivenOne) {
-    for (int k = 1; k <= 7; ++k) {
+    for (int k : stages_in(kRepo)) {
+        if (k == 0) continue;
         const std::string handout = read_file(kRepo / "assignments" / (stage_name(k) + ".md"));
-        EXPECT_EQ(handout, handout_with_rubric(handout, default_rubric(Assignment{k, k}), k))
+        EXPECT_EQ(handout, handout_with_rubric(handout, default_rubric(kRepo, Assignment{k, k}), k))
             << stage_name(k) << ".md: run `classroom check --write-handouts`";
     }
     const fs::path out = scratch("rubric");
     const Assignment a{4, 4};
-    GradingRubric mine = read_rubric("full-points-at reduce4 1.15\npoints performance 30\n", a);
+    GradingRubric mine = read_rubric("full-points-at reduce4 1.15\npoints performance 30\n", a, default_rubric(kRepo, a));
     AutograderSettings settings;
     settings.rubric = mine;
     generate(kRepo, a, out, settings);

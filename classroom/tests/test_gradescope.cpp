@@ -162,21 +162,24 @@ std::vector<Fixture> fixtures(const fs::path& handout) {
                       "                    std::fputs(\"========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\\n\", f);\n"
                       "                    std::fclose(f);\n                }\n            }\n"
                       "            usleep(100000);\n        }\n        std::_Exit(0);\n    }\n    return 0;\n}();"),
-         // Its rewriter cannot start in a sanitized worker (judge --exec-as's filter: no new
-         // process), so both sanitizers read that worker's own runs: racecheck finds the
-         // racy warp. (Before the filter the rewriter was a second process of the student's
-         // during both runs, and both steps failed for it: 85 at 5b38d0b.)
+         // The sanitizers watch the judge's replay of a recording worker's launches, and
+         // their logs are root's, in a folder of root's: the rewriter reaches neither, and
+         // racecheck finds the racy warp in the replay (90 at 3f25c71). (When the worker ran
+         // under the sanitizer, before judge --exec-as's filter, the rewriter was a second
+         // process of the student's during both runs: 85 at 5b38d0b.)
          double(all - Rubric::kRacecheck), "RACECHECK SUMMARY: [1-9]", check_off},
-        // Its thread still launches kernels while the worker exits, which under a sanitizer
-        // may crash the process (exit 11 in libcudart: memcheck at f21c944, racecheck and
-        // memcheck at 5b38d0b, docs/results/grading/gradescope_5b38d0b/): those points are
-        // then its own loss. What it must never gain is the performance points.
+        // Its thread launches kernels beside the launcher's, recorded with them in the
+        // recording worker and replayed under the sanitizer: any sanitizer points that costs
+        // (when the worker itself ran under the sanitizer it crashed there: exit 11 in
+        // libcudart at f21c944 and 5b38d0b) are its own loss; 75 at 3f25c71. What it must
+        // never gain is the performance points.
         {"unchecked-sabotage-thread", sabotage(previous, 4, "thread"), double(all - Rubric::kPerformance),
          "the previous stage's", check_off, {},
          double(all - Rubric::kPerformance - Rubric::kMemcheck - Rubric::kRacecheck)},
-        // Its daemon cannot start in a sanitized worker (the filter), and dies with the
-        // worker elsewhere: no performance points. (Before the filter it was a second
-        // process during both sanitizer runs, which failed both steps: 60 at 8551ea8.)
+        // Its daemon dies with its worker (every process of the student's user is killed
+        // around each of the worker's blocks): no performance points; 75 at 3f25c71.
+        // (When the worker ran under the sanitizer, before judge --exec-as's filter, it was a
+        // second process during both sanitizer runs, which failed both steps: 60 at 8551ea8.)
         {"unchecked-sabotage-daemon", sabotage(previous, 4, "daemon"), double(all - Rubric::kPerformance),
          "the previous stage's", check_off},
         // The input is the judge's: a launcher that writes into it fails.

@@ -295,8 +295,9 @@ TEST_P(JudgeAlone, Holds) {
     // everything but the performance points. A thread or a timer of the worker's dies with
     // it: the instructor's workers are timed only while no process of the submission
     // exists, so the timing stays trusted (exit 1, not 3) and the sabotage gains nothing.
-    // It can cost itself more: under a sanitizer its own GPU work slows the sanitized
-    // worker's timed-size case past its limit (the timer's lost racecheck once on the H100).
+    // It can cost itself more: its own GPU work, recorded and replayed with the launcher's,
+    // can slow a sanitizer step's case past its limit (the timer's lost racecheck once on the
+    // H100, when the worker itself still ran under the sanitizer).
     const std::string previous = previous_stage_in_place(out / "autograder/solution", stage);
     for (const char* how : {"thread", "timer"}) {
         const Grading g = grade_as(std::string("unchecked-sabotage-") + how,

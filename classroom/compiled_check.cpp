@@ -34,7 +34,7 @@ const char* const kAllowedSymbols[] = {
     "cudaLaunchKernelExC", "cudaLaunchCooperativeKernel", "cudaGetLastError",
     "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaGetDevice", "cudaGetDeviceCount",
     "cudaDeviceGetAttribute", "cudaGetDeviceProperties*", "cudaFuncGetAttributes", "cudaFuncSetAttribute",
-    "cudaFuncSetCacheConfig", "cudaOccupancy*", "cudaMemsetAsync", "cudaMemset", "cudaMemGetInfo",
+    "cudaOccupancy*", "cudaMemsetAsync", "cudaMemset", "cudaMemGetInfo",
     "cudaDriverGetVersion", "cudaRuntimeGetVersion",
     // the C++ runtime: exceptions, guards of function-local statics, new and delete, and
     // nvcc's own registration of the kernels, which unregisters them at exit (atexit)
@@ -324,6 +324,8 @@ std::vector<std::string> split_words(const std::string& command) {
 }
 
 }  // namespace
+
+std::vector<std::string> allowed_symbols() { return {std::begin(kAllowedSymbols), std::end(kAllowedSymbols)}; }
 
 void add_kept_files(const std::string& keep_dir, CompiledFiles& files,
                     const std::function<std::string(const std::string&)>& read) {

@@ -56,6 +56,8 @@ void add_kept_files(const std::string& keep_dir, CompiledFiles& files,
 
 // The names in `nm -u -P` output.
 std::set<std::string> symbol_names(const std::string& nm_output);
+// The allow-list of undefined symbols (names, or patterns ending in '*'), for the tests.
+std::vector<std::string> allowed_symbols();
 
 // The compile command of `source` in a build's compile_commands.json, split into words, and
 // its directory; empty when the file is not there.

@@ -45,6 +45,7 @@ struct Copy {
 struct FuncAttribute {
     std::string name;
     std::int32_t attribute = 0, value = 0;
+    std::int32_t status = 0;  // what the call returned in the worker (0: success)
 };
 struct Ensure {  // the worker's buffer in gpu_window.h's slot, as Window::ensure made it
     std::uint32_t slot = 0, guard = 0;
@@ -78,6 +79,7 @@ public:
         put_text(op, f.name);
         put(op, &f.attribute, 4);
         put(op, &f.value, 4);
+        put(op, &f.status, 4);
         add(OpKind::FuncAttribute, op);
     }
     void clear() {
@@ -186,6 +188,7 @@ void read(const std::vector<char>& record, Visit&& visit) {
                 f.name = take_text(end);
                 take(&f.attribute, 4, end);
                 take(&f.value, 4, end);
+                take(&f.status, 4, end);
                 visit(OpKind::FuncAttribute, &f);
                 break;
             }

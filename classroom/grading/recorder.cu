@@ -139,8 +139,11 @@ cudaError_t grading_recorded_cudaMemset(void* dst, int value, std::size_t count)
     return recorder::record_memset(cudaMemset(dst, value, count), dst, value, count);
 }
 cudaError_t grading_recorded_cudaFuncSetAttribute(const void* func, cudaFuncAttribute attribute, int value) {
-    if (recorder::target) recorder::target->func_attribute({kernel_of_symbol(func).name, attribute, value});
-    return cudaFuncSetAttribute(func, attribute, value);
+    const cudaError_t status = cudaFuncSetAttribute(func, attribute, value);
+    // With its result, as a launch's: the replay's must agree (review 19: an attribute one
+    // process accepts and the other refuses would change what the kernel sees unseen).
+    if (recorder::target) recorder::target->func_attribute({kernel_of_symbol(func).name, attribute, value, status});
+    return status;
 }
 
 }  // extern "C"

@@ -204,8 +204,11 @@ void replay(const DeviceCode& code, gpu_window::Window& window, bool copy_guard,
             }
             case OpKind::FuncAttribute: {
                 const auto& f = *static_cast<const launch_record::FuncAttribute*>(op);
-                cuKernelSetAttribute(static_cast<CUfunction_attribute>(f.attribute), f.value, code.kernel(f.name),
-                                     code.device());
+                const CUresult made = cuKernelSetAttribute(static_cast<CUfunction_attribute>(f.attribute), f.value,
+                                                           code.kernel(f.name), code.device());
+                if ((made == CUDA_SUCCESS) != (f.status == 0)) {
+                    throw std::runtime_error("an attribute of " + f.name + " that went otherwise in the worker");
+                }
                 break;
             }
         }

@@ -6,6 +6,10 @@
 // through. Host only: it needs nvcc and binutils, no GPU, so it runs on CI.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
+#include <sstream>
+
 #include "assignment.h"
 #include "compiled_check.h"
 #include "generator.h"
@@ -156,6 +160,9 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         // Runtime calls outside the launcher's list: timing by events, memory the judge needs.
         {"CUDA events", "static float elapsed = [] { cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);\n"
          "    float ms = 0; cudaEventElapsedTime(&ms, a, b); return ms; }();", "cudaEventElapsedTime"},
+        // review19/39: a setting the recorder does not see changes how many blocks fit on an SM.
+        {"a kernel's cache configuration", "__global__ void probe() {}\n"
+         "static cudaError_t set = cudaFuncSetCacheConfig(probe, cudaFuncCachePreferL1);", "cudaFuncSetCacheConfig"},
         {"an array allocation", "static cudaArray_t array = [] { cudaArray_t a = nullptr;\n"
          "    cudaChannelFormatDesc d = cudaCreateChannelDesc<int>(); cudaMallocArray(&a, &d, 1 << 20); return a; }();",
          "cudaMallocArray"},
@@ -326,6 +333,35 @@ TEST(PrivateSymbols, OnlyTheRecordKeepsItsName) {
     const ProcessResult refused = privatize(other_archive);
     EXPECT_NE(refused.exit_code, 0);
     EXPECT_NE(refused.output.find("does not define reduce4_stage"), std::string::npos) << refused.output;
+}
+
+// Every runtime call the allow-list lets a submission make either goes through the recorder
+// (private_symbols.cmake renames it) or sets nothing going on the GPU and changes nothing a
+// kernel can see: the replay under the sanitizer repeats only what is recorded (review19/39:
+// cudaFuncSetCacheConfig, allowed and unrecorded, changed how many blocks fit on an SM).
+// A runtime name added to the allow-list must be put in one of the two lists below.
+TEST(CompiledCheck, EveryRuntimeCallItAllowsIsRecordedOrChangesNothing) {
+    const std::string cmake = read_file(kRepo / "classroom/grading/private_symbols.cmake");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(cmake, m, std::regex(R"(foreach\(name (__cudaLaunchKernel[^)]*)\))")));
+    std::set<std::string> recorded;
+    std::istringstream names(m[1].str());
+    for (std::string name; names >> name;) recorded.insert(name);
+    EXPECT_TRUE(recorded.count("cudaLaunchKernel") && recorded.count("cudaMemsetAsync") && recorded.count("cudaFuncSetAttribute"));
+    const std::set<std::string> changes_nothing = {
+        // queries and errors
+        "cudaGetLastError", "cudaPeekAtLastError", "cudaGetErrorString", "cudaGetErrorName", "cudaGetDevice",
+        "cudaGetDeviceCount", "cudaDeviceGetAttribute", "cudaGetDeviceProperties*", "cudaFuncGetAttributes",
+        "cudaOccupancy*", "cudaMemGetInfo", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
+        // nvcc's registration of the kernels and its launch stubs' configuration
+        "__cudaRegisterFatBinary", "__cudaRegisterFatBinaryEnd", "__cudaUnregisterFatBinary", "__cudaRegisterFunction",
+        "__cudaRegisterVar", "__cudaInitModule", "__cudaGetKernel", "__cudaPushCallConfiguration",
+        "__cudaPopCallConfiguration"};
+    for (const std::string& name : allowed_symbols()) {
+        if (name.rfind("cuda", 0) != 0 && name.rfind("__cuda", 0) != 0) continue;
+        EXPECT_TRUE(recorded.count(name) || changes_nothing.count(name))
+            << name << " is allowed, not recorded, and not known to change nothing";
+    }
 }
 
 TEST(CompiledCheck, ReadsLineMarkersCommandsAndSymbols) {

@@ -129,7 +129,7 @@ TEST(LaunchRecord, ComesBackWholeAndRefusesWhatIsNotARecord) {
     writer.memset({0x600000000000ull, 256, 0x7F, 0});
     writer.launch(launch);
     writer.copy({1, 2, 3});
-    writer.func_attribute({"_Z6kernelPKiPim", 8, 65536});
+    writer.func_attribute({"_Z6kernelPKiPim", 8, 65536, 1});
     const std::vector<char> record = writer.finish();
 
     std::vector<OpKind> kinds;
@@ -151,6 +151,7 @@ TEST(LaunchRecord, ComesBackWholeAndRefusesWhatIsNotARecord) {
         }
         if (kind == OpKind::FuncAttribute) {
             EXPECT_EQ(static_cast<const FuncAttribute*>(op)->value, 65536);
+            EXPECT_EQ(static_cast<const FuncAttribute*>(op)->status, 1);
         }
     });
     EXPECT_EQ(kinds, (std::vector<OpKind>{OpKind::Ensure, OpKind::Memset, OpKind::Launch, OpKind::Copy, OpKind::FuncAttribute}));

@@ -225,6 +225,7 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         auto value = [&]() -> const std::string& { return option_value(args, i); };
+        if (read_timed_runs_option(option, value, options.iters, options.warmup, options.seed)) continue;
         auto reject_unless = [&](bool accepted, std::string_view who) {
             if (!accepted) {
                 throw UsageError(option + " applies to " + std::string(who) + ", not to " + spec.name);
@@ -262,16 +263,10 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
                                  std::to_string(spec.max_block));
             }
             options.block = static_cast<int>(*block);
-        } else if (option == "--iters") {
-            options.iters = parse_int_in_range(option, value(), 1, 100000);
-        } else if (option == "--warmup") {
-            options.warmup = parse_int_in_range(option, value(), 0, 100000);
         } else if (option == "--timing") {
             options.timing = parse_choice(option, value(), {TimingMethod::Flushed, TimingMethod::BackToBack}, timing_name);
         } else if (option == "--batch") {
             options.batch = parse_int_in_range(option, value(), 1, 100000);
-        } else if (option == "--seed") {
-            options.seed = parse_seed(value());
         } else if (option == "--device") {
             options.device = parse_int_in_range(option, value(), 0, 1023);
         } else if (option == "--peak-gbps") {

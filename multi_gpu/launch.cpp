@@ -166,6 +166,7 @@ MultiGpuOptions parse_multi_gpu_options(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         auto value = [&]() -> const std::string& { return option_value(args, i); };
+        if (read_timed_runs_option(option, value, options.iters, options.warmup, options.seed)) continue;
         if (option == "--help" || option == "-h") {
             options.help = true;
         } else if (option == "--n") {
@@ -178,12 +179,6 @@ MultiGpuOptions parse_multi_gpu_options(const std::vector<std::string>& args) {
             else throw UsageError("--type takes int, float or double, not '" + text + "'");
         } else if (option == "--gpus") {
             options.gpus = parse_int_in_range(option, value(), 1, 1024);
-        } else if (option == "--iters") {
-            options.iters = parse_int_in_range(option, value(), 1, 100000);
-        } else if (option == "--warmup") {
-            options.warmup = parse_int_in_range(option, value(), 0, 100000);
-        } else if (option == "--seed") {
-            options.seed = parse_seed(value());
         } else if (option == "--collective") {
             const std::string& text = value();
             if (text == "allreduce") options.collective = Collective::AllReduce;

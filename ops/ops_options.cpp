@@ -110,6 +110,7 @@ OpsOptions parse_ops_options(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         auto value = [&]() -> const std::string& { return option_value(args, i); };
+        if (read_timed_runs_option(option, value, options.iters, options.warmup, options.seed)) continue;
         if (option == "--help" || option == "-h") {
             options.help = true;
             continue;
@@ -138,12 +139,6 @@ OpsOptions parse_ops_options(const std::vector<std::string>& args) {
                                  "compiled for these only)");
             }
             options.block = *block;
-        } else if (option == "--iters") {
-            options.iters = parse_int_in_range(option, value(), 1, 100000);
-        } else if (option == "--warmup") {
-            options.warmup = parse_int_in_range(option, value(), 0, 100000);
-        } else if (option == "--seed") {
-            options.seed = parse_seed(value());
         } else if (option == "--csv") {
             options.csv = true;
         } else {

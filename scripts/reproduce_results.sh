@@ -28,7 +28,7 @@
 #                                  2^30, its NaN table, reduce_all's float sweep with the
 #                                  library stages, reduce_all --op, and Nsight Compute's
 #                                  counters for argmax (docs/10-your-own-reduction.md)
-#   plot       docs/img/sweep.png  from the sweeps (needs matplotlib)
+#   plot       docs/img/sweep.svg  from the sweeps (scripts/lib/svg_plot.py, no package needed)
 # and always environment.txt (environment_PARTS.txt for some parts only): GPU, driver,
 # CUDA, commit, date.
 set -euo pipefail
@@ -249,10 +249,6 @@ if wanted ops; then
 fi
 
 if wanted plot; then
-    if python3 -c "import matplotlib" 2>/dev/null; then
-        python3 scripts/plot_sweep.py "$out/sweep_int.csv" "$out/sweep_float.csv" -o docs/img/sweep.png
-    else
-        echo "matplotlib not found: no plot (python3 -m pip install --user matplotlib)"
-    fi
+    python3 scripts/plot_sweep.py "$out/sweep_int.csv" "$out/sweep_float.csv" -o docs/img/sweep.svg
 fi
 echo "reproduce_results.sh: done ($parts), results in $out"

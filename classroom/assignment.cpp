@@ -166,7 +166,7 @@ std::string rubric_file(const GradingRubric& r, const Assignment& a) {
         << "gate " << (r.gate_on_public_cases ? "on" : "off") << "\n"
         << "# full-points-at STAGE RATIO: full performance points at or below RATIO times the reference's time.\n";
     for (int k : a.stages()) out << "full-points-at " << stage_name(k) << " " << number(r.threshold(k)) << "\n";
-    out << "# smallest-block STAGE BLOCK: the hidden cases' smallest block (a power of two up to 1024).\n";
+    out << "# smallest-block STAGE BLOCK: the smallest block of every case the grader runs (a power of two up to 1024).\n";
     for (int k : a.stages()) out << "smallest-block " << stage_name(k) << " " << r.min_block(k) << "\n";
     out << "# partial-credit MARGIN: performance points fall linearly from full at the threshold to none at the\n"
         << "# previous stage's own ratio, measured in the same grading, less MARGIN (so that the previous stage's\n"

@@ -63,7 +63,7 @@ struct GradingRubric {
     double performance = Rubric::kPerformance;
     // Full performance points at or below this ratio to the reference's time, per stage.
     std::map<int, double> full_points_at;
-    // The hidden cases' smallest block, per stage (up to 1024, a power of two).
+    // The smallest block of every case the grader runs, per stage (up to 1024, a power of two).
     std::map<int, int> smallest_block;
     // The sanitizers and the timing run only once every public case passes: a broken
     // kernel earns nothing for being race-free or fast.

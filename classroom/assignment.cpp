@@ -1,8 +1,9 @@
 #include "assignment.h"
 
+#include "files.h"
+
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <regex>
 #include <sstream>
@@ -39,25 +40,10 @@ Assignment parse_assignment(const std::string& text) {
     return a;
 }
 
-namespace {
-
-// Reads the lines over `base`; `complete`: every stage of `a` must then be named.
-GradingRubric read_rubric_lines(const std::string& text, const Assignment& a, const GradingRubric& base, bool complete);
-
-std::string text_of(const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read " + file.string());
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-}  // namespace
-
 StageFacts stage_facts(const std::filesystem::path& repo, int stage) {
     const std::filesystem::path kernel = repo / stage_name(stage) / "kernel.cu";
     if (!std::filesystem::is_regular_file(kernel)) throw std::runtime_error("no stage folder " + stage_name(stage) + " in " + repo.string());
-    const std::string text = text_of(kernel);
+    const std::string text = read_file(kernel);
     // The record: `extern const Stage reduceN_stage = { .name = "reduceN", ... };`
     const auto record = text.find("extern const Stage " + stage_name(stage) + "_stage");
     if (record == std::string::npos) throw std::runtime_error(kernel.string() + ": no record " + stage_name(stage) + "_stage");
@@ -121,25 +107,6 @@ double GradingRubric::performance_points(int stage, double vs_reference, double 
     return std::round(performance * (none_at - vs_reference) / (none_at - full_at) * 100) / 100;
 }
 
-GradingRubric default_rubric(const std::filesystem::path& repo, const Assignment& a) {
-    GradingRubric r;
-    // The file may name stages outside `a`: read it for every stage it could name.
-    const GradingRubric all = read_rubric_lines(text_of(repo / "classroom/default_rubric.txt"), Assignment{1, 9}, r, false);
-    r = all;
-    r.full_points_at.clear();
-    r.smallest_block.clear();
-    for (int k : a.stages()) {
-        if (!all.full_points_at.count(k)) {
-            throw std::runtime_error("classroom/default_rubric.txt has no full-points-at for " + stage_name(k));
-        }
-        r.full_points_at[k] = all.full_points_at.at(k);
-        r.smallest_block[k] = all.smallest_block.count(k)
-                                  ? all.smallest_block.at(k)
-                                  : std::max(stage_facts(repo, k).min_block, stage_facts(repo, k - 1).min_block);
-    }
-    return r;
-}
-
 namespace {
 
 std::string number(double value) {
@@ -177,12 +144,9 @@ std::string rubric_file(const GradingRubric& r, const Assignment& a) {
     return out.str();
 }
 
-GradingRubric read_rubric(const std::string& text, const Assignment& a, const GradingRubric& base) {
-    return read_rubric_lines(text, a, base, true);
-}
-
 namespace {
 
+// Reads the lines over `base`; `complete`: every stage of `a` must then be named.
 GradingRubric read_rubric_lines(const std::string& text, const Assignment& a, const GradingRubric& base, bool complete) {
     GradingRubric r = base;
     std::istringstream lines(text);
@@ -257,6 +221,28 @@ GradingRubric read_rubric_lines(const std::string& text, const Assignment& a, co
 }
 
 }  // namespace
+
+GradingRubric read_rubric(const std::string& text, const Assignment& a, const GradingRubric& base) {
+    return read_rubric_lines(text, a, base, true);
+}
+
+GradingRubric default_rubric(const std::filesystem::path& repo, const Assignment& a) {
+    // The file may name stages outside `a`: read it for every stage it could name.
+    const GradingRubric all = read_rubric_lines(read_file(repo / "classroom/default_rubric.txt"), Assignment{1, 9}, {}, false);
+    GradingRubric r = all;
+    r.full_points_at.clear();
+    r.smallest_block.clear();
+    for (int k : a.stages()) {
+        if (!all.full_points_at.count(k)) {
+            throw std::runtime_error("classroom/default_rubric.txt has no full-points-at for " + stage_name(k));
+        }
+        r.full_points_at[k] = all.full_points_at.at(k);
+        r.smallest_block[k] = all.smallest_block.count(k)
+                                  ? all.smallest_block.at(k)
+                                  : std::max(stage_facts(repo, k).min_block, stage_facts(repo, k - 1).min_block);
+    }
+    return r;
+}
 
 std::string rubric_table(const GradingRubric& r, int stage) {
     const std::string once = r.gate_on_public_cases ? ", once the public cases pass" : "";

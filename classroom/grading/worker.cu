@@ -54,18 +54,21 @@ std::vector<double> run(const Stage& stage, gpu_window::Window& window, const Re
     // Recording from here to the request's end: every call into the submission (its
     // workspace_bytes as much as its launcher) is recorded where it is made.
     recorder::target = &record;
+    // A buffer at its slot, and the same step in the record: the replay maps what this did.
+    const auto ensure = [&](gpu_window::Slot slot, std::size_t bytes, bool guard) {
+        void* buffer = window.ensure(slot, bytes, guard);
+        record.ensure({static_cast<std::uint32_t>(slot), guard ? 1u : 0u, bytes});
+        return buffer;
+    };
     const std::size_t workspace_bytes = stage.workspace_bytes(q.n, sizeof(T), config);
-    void* scratch = window.ensure(gpu_window::kWorkspace, workspace_bytes);
-    record.ensure({gpu_window::kWorkspace, 0, workspace_bytes});
-    T* results = static_cast<T*>(window.ensure(gpu_window::kResults, kSumsBytes));
-    record.ensure({gpu_window::kResults, 0, kSumsBytes});
+    void* scratch = ensure(gpu_window::kWorkspace, workspace_bytes, false);
+    T* results = static_cast<T*>(ensure(gpu_window::kResults, kSumsBytes, false));
     const std::size_t result_bytes = q.batch * q.repeats * sizeof(T);
     CUDA_CHECK(cudaMemsetAsync(results, 0x7F, result_bytes));  // a value no sum here takes
     record.memset({reinterpret_cast<std::uint64_t>(results), result_bytes, 0x7F});
     T* copy = nullptr;
     if (q.flags & kCopyIn) {
-        copy = static_cast<T*>(window.ensure(gpu_window::kCopy, q.n * sizeof(T), /*guard=*/true));
-        record.ensure({gpu_window::kCopy, 1, q.n * sizeof(T)});
+        copy = static_cast<T*>(ensure(gpu_window::kCopy, q.n * sizeof(T), /*guard=*/true));
     }
     static cudaEvent_t events[2] = {nullptr, nullptr};
     if (!events[0]) {

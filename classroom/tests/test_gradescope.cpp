@@ -29,6 +29,7 @@
 #include "generator.h"
 #include "json.h"
 #include "process.h"
+#include "sha256.h"
 
 namespace {
 
@@ -93,21 +94,14 @@ Upload upload(const Fixture& f, const fs::path& examples) {
 // Every file of the generated kit (the folder autograder.zip is made from), by path and
 // content: the same stamp means the same /autograder/source.
 std::string kit_stamp(const fs::path& kit) {
-    std::vector<fs::path> files;
+    std::vector<std::string> files;  // "SHA-256  path", a line each, as the kit's manifest.txt has them
     for (const auto& e : fs::recursive_directory_iterator(kit)) {
-        if (e.is_regular_file()) files.push_back(e.path());
+        if (e.is_regular_file()) files.push_back(sha256_hex(read_file(e.path())) + "  " + fs::relative(e.path(), kit).string());
     }
     std::sort(files.begin(), files.end());
-    std::uint64_t hash = 14695981039346656037ull;  // FNV-1a over "path\0content\0" of each
-    const auto mix = [&hash](const std::string& bytes) {
-        for (const unsigned char c : bytes) hash = (hash ^ c) * 1099511628211ull;
-        hash = (hash ^ 0) * 1099511628211ull;
-    };
-    for (const fs::path& f : files) {
-        mix(fs::relative(f, kit).string());
-        mix(read_file(f));
-    }
-    return std::to_string(files.size()) + " files, " + std::to_string(hash) + "\n";
+    std::string manifest;
+    for (const std::string& line : files) manifest += line + "\n";
+    return std::to_string(files.size()) + " files, " + sha256_hex(manifest) + "\n";
 }
 
 // The racy last warp, with the call an attack on the sanitizer needs to tell its run from

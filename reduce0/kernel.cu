@@ -14,11 +14,6 @@
 // same test as (tid & (2s - 1)) == 0, with no division (bitmask_select.cuh), so that the
 // two costs can be measured apart (docs/01-divergence.md); reduce1 packs the adding
 // threads into whole warps.
-//
-//   run:      build/release/bin/reduce0 --n 2^26 --type float
-//   variants: build/release/bin/reduce1 --variants --type int --n 2^22
-//   explain:  build/release/bin/reduce0 --explain --block 256
-//   profile:  scripts/profile.sh reduce1
 
 #include "bitmask_select.cuh"  // --select bitmask: the variant and its tree
 #include "stage.h"

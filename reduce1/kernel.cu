@@ -16,10 +16,6 @@
 // stub: // What it exposes: bank conflicts in shared memory that grow with the step
 // stub: // (docs/02-bank-conflicts.md). reduce2 fixes them.
 // end solution
-//
-//   run:      build/release/bin/reduce1 --n 2^26 --type float
-//   explain:  build/release/bin/reduce1 --explain --block 256
-//   profile:  scripts/profile.sh reduce1
 
 #include "stage.h"
 
@@ -74,8 +70,9 @@ std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConf
 }
 
 TreeTrace tree_trace(unsigned block) {
-    return replay_tree(block, kInputsPerThread,
-                       [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
+    return replay_tree(block, kInputsPerThread, [](auto& shared, unsigned tid, unsigned b, auto sync) {
+        tree_sum(shared, tid, b, sync);
+    });
 }
 
 }  // namespace

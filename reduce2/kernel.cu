@@ -13,10 +13,6 @@
 //
 // What it exposes: already at the first step half of the threads have nothing to add;
 // they only loaded one value each (docs/03-first-add.md). reduce3 puts them to work.
-//
-//   run:      build/release/bin/reduce2 --n 2^26 --type float
-//   explain:  build/release/bin/reduce2 --explain --block 256
-//   profile:  scripts/profile.sh reduce2
 
 #include "stage.h"
 
@@ -70,8 +66,9 @@ std::size_t workspace_bytes(std::size_t n, std::size_t value_size, const RunConf
 }
 
 TreeTrace tree_trace(unsigned block) {
-    return replay_tree(block, kInputsPerThread,
-                       [](auto& shared, unsigned tid, unsigned b, auto sync) { tree_sum(shared, tid, b, sync); });
+    return replay_tree(block, kInputsPerThread, [](auto& shared, unsigned tid, unsigned b, auto sync) {
+        tree_sum(shared, tid, b, sync);
+    });
 }
 
 }  // namespace

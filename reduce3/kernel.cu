@@ -19,11 +19,6 @@
 // What it exposes: the tree's last steps. Below 32 active threads only one warp works,
 // yet every step still pays a __syncthreads() for the whole block, plus the loop's own
 // instructions (docs/04-sync-removal.md). reduce4 removes those barriers.
-//
-//   run:      build/release/bin/reduce3 --n 2^26 --type float
-//   variants: build/release/bin/reduce3 --variants --no-baseline
-//   explain:  build/release/bin/reduce3 --explain --block 256
-//   profile:  scripts/profile.sh reduce3
 
 #include "shared_running_sum.cuh"  // --running-sum shared: the variant and its tree
 #include "stage.h"

@@ -20,10 +20,6 @@
 // report.
 //
 // Needs blockDim.x >= 64: the last warp starts by adding slot tid + 32.
-//
-//   run:      build/release/bin/reduce4 --n 2^26 --type float
-//   legacy:   build/release/bin/reduce4 --last-warp legacy-plain
-//   profile:  scripts/profile.sh reduce4
 
 #include "legacy_last_warp.cuh"  // --last-warp legacy-volatile, legacy-plain: the variant and its code
 #include "stage.h"

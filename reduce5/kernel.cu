@@ -14,9 +14,6 @@
 // What it exposes: little is left to gain in the tree. The compiler already unrolled much
 // of reduce4, and the kernel now waits on memory, not on instructions
 // (docs/05-complete-unroll.md). reduce6 attacks the memory side.
-//
-//   run:      build/release/bin/reduce5 --n 2^26 --type float
-//   profile:  scripts/profile.sh reduce5
 
 #include "stage.h"
 

@@ -18,9 +18,6 @@
 // What it exposes: the shared-memory tree is now a small part of the time; what is left
 // is how many bytes each thread keeps in flight and the second launch
 // (docs/06-grid-stride.md). reduce7 attacks both.
-//
-//   run:      build/release/bin/reduce6 --n 2^26 --type float
-//   profile:  scripts/profile.sh reduce6
 
 #include "stage.h"
 

@@ -10,35 +10,28 @@
 //    needs an address aligned to its size: the few elements before the first aligned one
 //    (the head) and after the last whole vector (the tail) are loaded one at a time, so
 //    any pointer works.
-//  - A single pass. Each block adds its sum into the result with one atomic (int; by
-//    default with a count in the same 64-bit word, so the result needs no zeroing first:
-//    variants.cuh), or the last block to finish adds up the blocks' partial sums in a fixed
-//    order (float, double: the same bits every run), so the whole reduction is one launch,
-//    not a second one that waits for the first to drain.
+//  - A single pass. Each block adds its sum into the result with one atomic (int), or the
+//    last block to finish adds up the blocks' partial sums in a fixed order (float,
+//    double: the same bits every run), so the whole reduction is one launch, not a second
+//    one that waits for the first to drain.
 //
 // solution (assignment 7): the idea, in the header (the sentences that give the answer)
 // The loads go in tiles: at each step a block reads kLoadsInFlight (4) x BLOCK contiguous
 // vectors, every thread issuing all its loads before adding any. The grid is never larger
 // than the number of tiles the input fills (the last one possibly in part), so a small
 // input gets few blocks and a cheap finish. Past that, the finish picks the grid: with the
-// atomic finishes every tile of 16 KiB or more gets its own block (measured faster at the
-// largest sizes); the finishes that add the blocks' partials keep reduce6's fixed grid,
-// except float's default at the largest sizes: a second launch with a block per tile.
+// atomic one every tile of 16 KiB or more gets its own block (measured faster at the
+// largest sizes); the finishes that add the blocks' partials keep reduce6's fixed grid.
 // stub: // The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors, one tile per block per
 // stub: // step, every thread issuing all its loads before adding any. The grid is never larger
 // stub: // than the number of tiles the input fills (the last one possibly in part), so a small
 // stub: // input gets few blocks and a cheap finish. Past that, the finish picks the grid: with
-// stub: // the atomic finishes every tile of 16 KiB or more gets its own block (measured faster at
-// stub: // the largest sizes); the finishes that add the blocks' partials keep reduce6's fixed
-// stub: // grid, except float's default at the largest sizes: a second launch, a block per tile.
+// stub: // the atomic one every tile of 16 KiB or more gets its own block (measured faster at the
+// stub: // largest sizes); the finishes that add the blocks' partials keep reduce6's fixed grid.
 // end solution
 //
 // Its labelled variants (variants.cuh: --vec, --finish, --loads, --grid) are the experiments
 // of docs/07-shuffles-vectors.md that show what each idea is worth; --finish pdl, docs/11.
-//
-//   run:      build/release/bin/reduce7 --n 2^26 --type float
-//   variants: build/release/bin/reduce7 --vec 1 --finish two-pass
-//   profile:  scripts/profile.sh reduce7
 
 #include <cuda/atomic>
 
@@ -124,7 +117,7 @@ shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out, un
         if (threadIdx.x == 0) *out = sum;
         return;
     }
-    // solution (assignment 7): the atomic, packed and last-block finishes (--finish two-pass needs no more than the partials)
+    // solution (assignment 7): the atomic and the last-block finishes (--finish two-pass needs no more than the partials)
     if (finish == Finish::Atomic) {  // the launcher zeroed *out; the adds land in any order
         if (threadIdx.x == 0) atomicAdd(out, sum);
         return;
@@ -172,19 +165,19 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
     if (n == 0) return write_zero(out, stream);
     auto* blocks_done = static_cast<unsigned*>(workspace);
     T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + kCounterBytes);
+    const Finish finish = chosen_as<Finish, T>(kFinish, config);
     dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
         const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
+        if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
         // The grid: never more blocks than tiles of work (the last one partial). The atomic
         // finishes give each tile of 16 KiB or more its own block, and the block scheduler
         // starts the next one wherever a slot frees; the finishes that add partials keep
-        // reduce6's fixed grid, one partial per block that fits at once, but float's default
-        // (by-size) takes two-pass with a block per tile at the largest sizes. Measured
-        // (docs/06-grid-stride.md, Going deeper; variants.cuh's choose_grid_and_finish).
+        // reduce6's fixed grid, one partial per block that fits at once (variants.cuh's
+        // choose_grid). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read
+        // faster so, 4 KiB tiles (--vec 1) half again slower.
         constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
-        const std::size_t tiles = ceil_div(n, kTileElements);
-        const auto [blocks, finish] = choose_grid_and_finish<T>(config, tiles, kTileElements * sizeof(T),
-                                                                [&] { return resident_blocks(kernel, BLOCK, 0); });
-        if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
+        const unsigned blocks = choose_grid<T>(config, ceil_div(n, kTileElements), kTileElements * sizeof(T),
+                                               [&] { return resident_blocks(kernel, BLOCK, 0); });
         if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
         kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
         CUDA_CHECK_LAUNCH();
@@ -212,7 +205,6 @@ extern const Stage reduce7_stage = {
     .idea = "warp shuffles, 16-byte loads and a single pass",
     .min_block = 32,  // shuffles need whole warps, nothing more
     .max_block = 1024,
-    .default_block = 512,  // 32 KiB tiles, measured fastest at 2^26-2^30 (docs/results/reduce7_defaults/)
     .workspace_bytes = workspace_bytes,
     .sum_int = launch<int>,
     .sum_float = launch<float>,

@@ -1,4 +1,8 @@
 // reduce7: checks, times and prints this stage (see kernel.cu; the harness is in common/),
+//
+//   run:      build/release/bin/reduce7 --n 2^26 --type float
+//   variants: build/release/bin/reduce7 --vec 1 --finish two-pass
+//   profile:  scripts/profile.sh reduce7
 // next to CUB's DeviceReduce::Sum and a device-to-device copy measured in the same run.
 #include "stage_main.h"
 

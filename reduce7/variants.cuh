@@ -43,33 +43,25 @@ enum class Finish {
     LastBlock,  // the last block to finish sums the partials, in order (deterministic)
     Pdl,        // two-pass, the second launch scheduled while the first runs (sm_90+, deterministic)
     Packed,     // int: each block adds its sum and a count into one 64-bit word; no memset (below)
-    BySize,     // float, double: last-block on the resident grid, two-pass on one block per tile from
-                // kTwoPassFromTiles tiles (choose_grid_and_finish below); deterministic
 };
 
-constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl", "packed", "by-size"};  // in the order of enum Finish
+constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl", "packed"};  // in the order of enum Finish
 constexpr Variant kFinish = {
     .name = "finish",
     .value_name = "F",
     .choices = kFinishChoices,
-    .help = "two-pass | atomic | last-block | pdl | packed | by-size (default: packed for\n"
-            "int, by-size for float and double: the fastest that gives the same bits every run;\n"
+    .help = "two-pass | atomic | last-block | pdl | packed (default: atomic for int,\n"
+            "last-block for float and double: the fastest that gives the same bits every run;\n"
             "pdl: two-pass with Programmatic Dependent Launch, compute capability 9.0 and newer;\n"
-            "packed: int only, the atomic finish without the result's memset; by-size: float and\n"
-            "double, last-block below 16,384 tiles, two-pass with a block per tile from there)",
-    // The fastest finish that gives the same bits on every run, measured on the H100 at
-    // block 512 (docs/results/reduce7_defaults/). Integer addition is associative, so an
-    // atomic finish is deterministic for int; for float and double the order of the atomic
-    // adds varies from run to run, and so would the rounding.
-    .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "packed" : "by-size"; },
+            "packed: int only, the atomic finish without the result's memset)",
+    // The fastest finish that gives the same bits on every run. Integer addition is
+    // associative, so atomics are deterministic for int; for float and double the order of
+    // the atomic adds varies from run to run, and so would the rounding.
+    .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "atomic" : "last-block"; },
     .unsupported = [](std::string_view finish, ValueType type) -> std::string {
-        if (finish == "packed" && type != ValueType::Int32)
-            return "--finish packed adds 32-bit integers in halves of one 64-bit word: int only, not " +
-                   std::string(type_name(type));
-        if (finish == "by-size" && type == ValueType::Int32)
-            return "--finish by-size chooses between the deterministic finishes of float and double; int's packed "
-                   "finish is already deterministic";
-        return "";
+        if (finish != "packed" || type == ValueType::Int32) return "";
+        return "--finish packed adds 32-bit integers in halves of one 64-bit word: int only, not " +
+               std::string(type_name(type));
     },
     .needs_compute_capability = [](std::string_view finish) { return finish == "pdl" ? 90 : 0; },
     .always_labelled = true,
@@ -132,7 +124,7 @@ constexpr int kDefaultLoadsInFlight = 4;  // independent vector loads each threa
 
 // --loads (kLoads below) reaches the kernel as LOADS...: empty for the
 // default, so that the kernel that runs by default keeps its name,
-// shuffle_vector_single_pass<512u, 4, int>, which scripts/sass.sh and the profiles look for.
+// shuffle_vector_single_pass<256u, 4, int>, which scripts/sass.sh and the profiles look for.
 template <int... LOADS>
 __host__ __device__ constexpr int loads_in_flight() {
     return sizeof...(LOADS) == 0 ? kDefaultLoadsInFlight : (0 + ... + LOADS);
@@ -188,12 +180,12 @@ void dispatch_loads_in_flight(int loads, F&& f) {
         if (loads == 16) return f(std::integer_sequence<int, 16>{});
     }
     throw std::invalid_argument("--loads " + std::to_string(loads) + " runs with --block 256 and 16-byte vectors only (" +
-                                "here block " + std::to_string(BLOCK) + ", " + std::to_string(VEC * sizeof(T)) +
-                                "-byte vectors; reduce7's default block is 512)");
+                                "--block " + std::to_string(BLOCK) + ", " + std::to_string(VEC * sizeof(T)) +
+                                "-byte vectors given)");
 }
 
 // --grid: how many blocks, and how the tiles are shared among them. by-finish (the
-// default): the launcher's choice (choose_grid_and_finish below). resident: no more blocks
+// default): the launcher's choice (choose_grid below). resident: no more blocks
 // than fit on the GPU at once, each striding over the tiles, as reduce6. one-shot: one block
 // per tile, each reading its tile once, the hardware's block scheduler starting the next
 // block wherever a slot frees. Labelled "grid=..." when not the default; --variants leaves
@@ -206,48 +198,32 @@ constexpr Variant kGrid = {
     .value_name = "G",
     .choices = kGridChoices,
     .help = "by-finish | resident | one-shot (default by-finish: one-shot with\n"
-            "--finish atomic or packed and tiles of 16 KiB or more, and with by-size where\n"
-            "it takes two-pass, else resident; resident: no more blocks than fit at once,\n"
-            "each striding over the tiles; one-shot: one block per tile)",
+            "--finish atomic or packed and tiles of 16 KiB or more, else resident; resident:\n"
+            "no more blocks than fit at once, each striding over the tiles; one-shot: one\n"
+            "block per tile)",
     .timed_by_variants = false,
 };
 
-// --finish by-size takes two-pass with one block per tile from this many tiles on (2^27
-// floats at block 512), and last-block on the resident grid below. On the H100 a block per
-// tile reads faster at the largest sizes, but the last-block finish gives back part of that
-// gain with a block per tile (every block counts itself and the last reads every partial),
-// and the two-pass finish's second launch costs more than the gain below about this size
-// (docs/results/reduce7_defaults/).
-constexpr std::size_t kTwoPassFromTiles = 16384;
-
-struct GridAndFinish {
-    unsigned blocks;
-    Finish finish;  // by-size resolved to the finish it takes
-};
-
-// The grid for `tiles` tiles of `tile_bytes` each, and the finish the launch runs. By
-// default (--grid by-finish) the atomic finishes (atomic, packed) give each tile of 16 KiB
-// or more its own block, by-size its two-pass; the rest keep reduce6's resident grid, asking
-// `resident()` for the number of blocks that fit on the GPU at once (only when needed).
+// The grid for `tiles` tiles of `tile_bytes` each. By default (--grid by-finish) the
+// atomic finishes (atomic, packed) give each tile of 16 KiB or more its own block; the
+// finishes that add partials keep reduce6's resident grid, asking `resident()` for the
+// number of blocks that fit on the GPU at once (only when needed). Also refuses a finish
+// the type cannot run (--finish packed: int only).
 template <typename T, typename Resident>
-GridAndFinish choose_grid_and_finish(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes,
-                                     Resident&& resident) {
-    Finish finish = chosen_as<Finish, T>(kFinish, config);
-    const std::string_view name = kFinishChoices[static_cast<int>(finish)];
-    if (const std::string why = kFinish.unsupported(name, value_type_of<T>()); !why.empty()) {
+unsigned choose_grid(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes, Resident&& resident) {
+    const Finish finish = chosen_as<Finish, T>(kFinish, config);
+    if (const std::string why = kFinish.unsupported(kFinishChoices[static_cast<int>(finish)], value_type_of<T>());
+        !why.empty()) {
         throw std::invalid_argument(why);
     }
-    bool one_block_per_tile = (finish == Finish::Atomic || finish == Finish::Packed) && tile_bytes >= 16 * 1024;
-    if (finish == Finish::BySize) {
-        one_block_per_tile = tiles >= kTwoPassFromTiles;
-        finish = one_block_per_tile ? Finish::TwoPass : Finish::LastBlock;
-    }
+    const bool adds_atomically = finish == Finish::Atomic || finish == Finish::Packed;
+    const bool one_block_per_tile = adds_atomically && tile_bytes >= 16 * 1024;
     const Grid grid = chosen_as<Grid, T>(kGrid, config);
     if (grid == Grid::OneShot || (grid == Grid::ByFinish && one_block_per_tile)) {
         if (tiles > 0x7fffffffu) throw std::invalid_argument("a one-shot grid of more than 2^31 - 1 blocks");
-        return {static_cast<unsigned>(tiles), finish};
+        return static_cast<unsigned>(tiles);
     }
-    return {static_cast<unsigned>(std::min<std::size_t>(tiles, resident())), finish};
+    return static_cast<unsigned>(std::min<std::size_t>(tiles, resident()));
 }
 
 // A kernel's shape, as the launcher's lambda receives it from dispatch_shape below.

@@ -20,6 +20,8 @@
 #   reduce7   reduce7_cub.csv: reduce7 and CUB's DeviceReduce::Sum (and the device copy) in
 #             the same run, the harness's flushed timing, 100 runs, int and float, 3 sizes
 #   peers     peers.csv: torch.sum and cupy.sum (scripts/peers.py; says so if neither is installed)
+#   finishes  reduce7_finishes.csv: reduce7 --block 512, float and double, --finish last-block
+#             --grid resident and --finish two-pass --grid one-shot, 2^26 ... 2^30, both methods
 #   shapes    reduce7_shapes.csv: reduce7 --grid one-shot --finish atomic, int 2^30, with
 #             --block 256, 512, 1024 and --loads 1, 2, 8, 16: which tile a one-block-per-tile
 #             grid reads fastest, both methods
@@ -49,7 +51,7 @@ out=$1
 mkdir -p "$out"
 build=build/release
 summary=$out/summary.txt
-steps=" ${STEPS:-build grid shapes blocks sweep probe loads sass reduce7 peers counted cub public ncu trace} "
+steps=" ${STEPS:-build grid finishes shapes blocks sweep probe loads sass reduce7 peers counted cub public ncu trace} "
 want() { [[ $steps == *" $1 "* ]]; }
 : >"$summary"
 start_all=$SECONDS
@@ -154,6 +156,28 @@ do_grid() {
     provenance "scripts/issue31_gpu.sh $out (grid: reduce7 --grid G --finish F --timing M --iters 100 flushed, 10 batches of 100 back-to-back --warmup 20 --csv)" >>"$csv"
 }
 
+# float's and double's deterministic finishes at block 512 on either grid (last-block on the
+# resident grid, two-pass with a block per tile), 2^26 ... 2^30, both methods: whether a
+# per-size choice between the two would lead at every size (issue 31).
+do_finishes() {
+    local csv=$out/reduce7_finishes.csv m t n fg
+    : >"$csv"
+    for t in float double; do
+        for n in 67108864 100663296 134217728 201326592 268435456 1073741824; do
+            [[ $t == double && $n -gt 268435456 ]] && continue
+            for m in flushed back-to-back; do
+                for fg in "last-block resident" "two-pass one-shot"; do
+                    set -- $fg
+                    reduce7_rows "$csv" "$m" --type "$t" --n "$n" --block 512 --finish "$1" --grid "$2" || return
+                done
+            done
+        done
+    done
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/issue31_gpu.sh $out (finishes: reduce7 --type T --n N --block 512 --finish F --grid G, both methods)" >>"$csv"
+}
+
 # The tile a one-block-per-tile grid reads fastest: reduce7's block and loads, int 2^30.
 do_shapes() {
     local csv=$out/reduce7_shapes.csv m shape
@@ -250,6 +274,7 @@ do_peers() {
 
 want build && step build do_build
 want grid && step grid do_grid
+want finishes && step finishes do_finishes
 want shapes && step shapes do_shapes
 want blocks && step blocks do_blocks
 want sweep && step sweep env ITERS=100 scripts/loads_sweep.sh "$out" sweep

@@ -19,6 +19,8 @@ import sys
 def pairs(path):
     with open(path) as f:
         rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    for r in rows:  # a file from one build only may have no build column
+        r.setdefault("build", "release")
     builds_with_not_guaranteed = {r["build"] for r in rows if "not_guaranteed" in r["variant"]}
     stage = None
     for r in rows:

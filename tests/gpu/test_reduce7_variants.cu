@@ -1,5 +1,5 @@
-// reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block|pdl|packed|by-size, packed
-// for int only, by-size for float and double only) at every size and
+// reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block|pdl|packed, packed for int
+// only) at every size and
 // block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
 // boundary; --loads 1|2|4|8|16 at the default width and finish; and --grid resident|one-shot
 // under every finish (the default picks one of the two by the finish).

@@ -121,18 +121,15 @@ TEST(HarnessKnowsNoStage, TheStagesKeepTheLabelsOfTheResults) {
     if (!find_stage("reduce7")) GTEST_SKIP() << "a classroom tree without reduce3 ... reduce7";
     EXPECT_EQ(labels_of("reduce3", ValueType::Float32, true), (Labels{"", "running-sum=shared"}));
     EXPECT_EQ(labels_of("reduce4", ValueType::Float32, true), (Labels{""}));  // the legacy races are not timed
-    EXPECT_EQ(labels_of("reduce7", ValueType::Int32, false), (Labels{"vec=4 finish=packed"}));
-    EXPECT_EQ(labels_of("reduce7", ValueType::Float32, false), (Labels{"vec=4 finish=by-size"}));
-    EXPECT_EQ(labels_of("reduce7", ValueType::Float64, false), (Labels{"vec=2 finish=by-size"}));
+    EXPECT_EQ(labels_of("reduce7", ValueType::Int32, false), (Labels{"vec=4 finish=atomic"}));
+    EXPECT_EQ(labels_of("reduce7", ValueType::Float32, false), (Labels{"vec=4 finish=last-block"}));
+    EXPECT_EQ(labels_of("reduce7", ValueType::Float64, false), (Labels{"vec=2 finish=last-block"}));
     EXPECT_EQ(labels_of("reduce7", ValueType::Float64, true),
               (Labels{"vec=1 finish=two-pass", "vec=1 finish=atomic", "vec=1 finish=last-block", "vec=1 finish=pdl",
-                      "vec=1 finish=by-size", "vec=2 finish=two-pass", "vec=2 finish=atomic", "vec=2 finish=last-block",
-                      "vec=2 finish=pdl", "vec=2 finish=by-size"}));
-    // 3 widths x 5 finishes: packed for int only, by-size for float and double only
-    EXPECT_EQ(labels_of("reduce7", ValueType::Int32, true).size(), 15u);
-    EXPECT_EQ(labels_of("reduce7", ValueType::Float32, true).size(), 15u);
+                      "vec=2 finish=two-pass", "vec=2 finish=atomic", "vec=2 finish=last-block", "vec=2 finish=pdl"}));
+    EXPECT_EQ(labels_of("reduce7", ValueType::Int32, true).size(), 15u);  // 3 widths x 5 finishes (packed: int only)
     const Stage& reduce7 = *find_stage("reduce7");
-    EXPECT_EQ(variant_label(reduce7.variants, {{"loads", "8"}}, ValueType::Float32), "vec=4 finish=by-size loads=8");
+    EXPECT_EQ(variant_label(reduce7.variants, {{"loads", "8"}}, ValueType::Float32), "vec=4 finish=last-block loads=8");
     const Stage& reduce4 = *find_stage("reduce4");
     EXPECT_EQ(variant_label(reduce4.variants, {{"last-warp", "legacy-plain"}}, ValueType::Int32),
               "last-warp=legacy-plain");

@@ -29,7 +29,8 @@ build=${BUILD:-build/release}
 probe=$build/bin/grid_layout_probe
 [[ -x $probe ]] || { echo "grid_probe.sh: $probe not found: cmake --build $build --target grid_layout_probe" >&2; exit 3; }
 mkdir -p "$out"
-wanted() { [[ " $parts " == *" $1 "* ]]; }
+# shellcheck source=scripts/lib/measure.sh
+source scripts/lib/measure.sh  # wanted
 status=0
 
 if wanted probe; then

@@ -53,6 +53,8 @@ build=build/release
 summary=$out/summary.txt
 steps=" ${STEPS:-build grid finishes shapes blocks sweep probe loads sass reduce7 peers counted cub public ncu trace} "
 want() { [[ $steps == *" $1 "* ]]; }
+# shellcheck source=scripts/lib/measure.sh
+source scripts/lib/measure.sh  # labelled_rows, build_targets
 : >"$summary"
 start_all=$SECONDS
 # step NAME COMMAND...: runs it with its output in OUTDIR/NAME.log, records ok/FAILED and the time.
@@ -67,10 +69,7 @@ step() {
     printf '%-8s %4ds  %s\n' "$name" $((SECONDS - start)) "$line" | tee -a "$summary" >&2
 }
 
-do_build() {
-    if [[ ! -f $build/CMakeCache.txt ]]; then cmake --preset release || return; fi
-    cmake --build "$build" --target grid_layout_probe reduce7 -j "$(nproc)"
-}
+do_build() { build_targets "$build" grid_layout_probe reduce7; }
 
 do_loads() {
     "$build/bin/grid_layout_probe" --type int --n 2^28 --n 2^30 --loads \
@@ -127,13 +126,6 @@ reduce7_rows() {
     rm -f "$out/reduce7_rows.tmp"
 }
 
-# labelled_rows CSV NAMES VALUES FILE: FILE's CSV rows appended to CSV behind first columns
-# (NAMES in the header, VALUES in every row, both comma-separated); the header only into an
-# empty CSV.
-labelled_rows() {
-    local csv=$1 names=$2 values=$3 file=$4
-    if [[ ! -s $csv ]]; then sed "1s/^/$names,/;2,\$s/^/$values,/" "$file"; else tail -n +2 "$file" | sed "s/^/$values,/"; fi >>"$csv"
-}
 
 # reduce7's grid (--grid resident | one-shot) under each finish, int and float, both timing
 # methods, beside CUB in the same runs.

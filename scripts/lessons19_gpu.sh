@@ -36,8 +36,8 @@ note() { echo "[$(($(date +%s) - started)) s] $*" | tee -a "$progress" >&2; }
 step_build() {
     # The release build of the scripts (build/release), for this machine's GPU only
     # (CMakeLists.txt asks nvidia-smi), without the tests.
-    CMAKE_GENERATOR=Ninja cmake --preset release -DREDUCTION_BUILD_TESTS=OFF
-    cmake --build build/release --target reduce0 reduce1 reduce2 reduce4 reduce6 reduce7 dram_latency
+    source scripts/lib/measure.sh
+    build_targets build/release reduce0 reduce1 reduce2 reduce4 reduce6 reduce7 dram_latency
 }
 step_profile_reduce2() {
     source scripts/lib/provenance.sh

@@ -36,7 +36,8 @@ for stage in "${stages[@]}"; do
     [[ -x $build/bin/$stage ]] || { echo "loads_sweep.sh: $build/bin/$stage not found: build first (README.md)" >&2; exit 3; }
 done
 mkdir -p "$out"
-wanted() { [[ " $parts " == *" $1 "* ]]; }
+# shellcheck source=scripts/lib/measure.sh
+source scripts/lib/measure.sh  # wanted
 
 if wanted sweep; then
     csv=$out/loads_sweep.csv

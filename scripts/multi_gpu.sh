@@ -52,16 +52,9 @@ present=$($exe --count-gpus)
 ((present >= gpus)) || { echo "multi_gpu.sh: needs $gpus GPUs, this machine has $present" >&2; exit 3; }
 mkdir -p "$out"
 
-wanted() { [[ " $parts " == *" $1 "* ]]; }
-# Runs a command, printing it first (as "$ command") so every file says how it was made.
-run() { echo "\$ $*"; "$@"; }
-# Appends a CSV to a file, keeping only the first header, and logs the command.
-csv_into() {
-    local file=$1
-    shift
-    echo "$(basename "$file"): \$ $*" >>"$out/multi_gpu_environment.txt"
-    if [[ -s $file ]]; then "$@" | tail -n +2 >>"$file"; else "$@" >"$file"; fi
-}
+# shellcheck source=scripts/lib/measure.sh
+source scripts/lib/measure.sh  # wanted, run, csv_into (which logs each command here:)
+CSV_LOG=$out/multi_gpu_environment.txt
 
 environment() {
     date -u '+%Y-%m-%d %H:%M UTC'

@@ -45,20 +45,13 @@ mkdir -p "$out"
 environment=environment.txt
 [[ $# -gt 0 ]] && environment="environment_${parts// /_}.txt"
 
-wanted() { [[ " $parts " == *" $1 "* ]]; }
-# Runs a command, printing it first (as "$ command") so every file says how it was made.
-run() { echo "\$ $*"; "$@"; }
+# shellcheck source=scripts/lib/measure.sh
+source scripts/lib/measure.sh  # wanted, run, csv_into
 # A command's CSV with a first column "repetition" holding $1.
 with_repetition() {
     local repetition=$1
     shift
     "$@" | awk -v r="$repetition" 'NR == 1 { print "repetition," $0; next } { print r "," $0 }'
-}
-# Appends a CSV to a file, keeping only the first header.
-csv_into() {
-    local file=$1
-    shift
-    if [[ -s $file ]]; then "$@" | tail -n +2 >>"$file"; else "$@" >"$file"; fi
 }
 
 {

@@ -33,14 +33,15 @@ arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 
 say "build: toolkit CCCL (build/small) and the wheel's CCCL (build/cccl), sm_$arch, side by side"
-cmake -S . -B build/small -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" >/dev/null
 with_wheel=no
 if [[ -d .cccl35 ]]; then
     with_wheel=yes
     CUDAARCHS=$arch BUILD_DIR=build/cccl scripts/cccl_wheel_build.sh small_inputs >build/cccl_build.log 2>&1 &
     wheel_build=$!
 fi
-cmake --build build/small --target small_inputs gpu_tests >build/small_build.log 2>&1 || { tail -30 build/small_build.log; exit 3; }
+# shellcheck source=scripts/lib/measure.sh
+source scripts/lib/measure.sh  # build_targets
+build_targets build/small small_inputs gpu_tests >build/small_build.log 2>&1 || { tail -30 build/small_build.log; exit 3; }
 if [[ $with_wheel == yes ]]; then wait $wheel_build || { tail -30 build/cccl_build.log; exit 3; }; fi
 
 small=build/small/bin/small_inputs

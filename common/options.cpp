@@ -225,15 +225,13 @@ Options parse_options(const std::vector<std::string>& args, const ProgramSpec& s
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         auto value = [&]() -> const std::string& { return option_value(args, i); };
-        if (read_timed_runs_option(option, value, options.iters, options.warmup, options.seed)) continue;
+        if (read_common_option(option, value, options)) continue;
         auto reject_unless = [&](bool accepted, std::string_view who) {
             if (!accepted) {
                 throw UsageError(option + " applies to " + std::string(who) + ", not to " + spec.name);
             }
         };
-        if (option == "--help" || option == "-h") {
-            options.help = true;
-        } else if (option == "--n") {
+        if (option == "--n") {
             const std::string& text = value();
             const auto n = parse_count(text);
             if (!n || *n > kMaxElements) {

@@ -106,14 +106,16 @@ int parse_int_in_range(std::string_view option, std::string_view text, int lo, i
 const std::string& option_value(const std::vector<std::string>& args, std::size_t& i);
 // --seed's value: a non-negative whole number, or a UsageError that says so.
 std::uint64_t parse_seed(std::string_view text);
-// The options of the timed runs that every program takes, with one set of limits: --iters
-// (1 to 100000), --warmup (0 to 100000) and --seed. Reads OPTION's value (value() moves onto
-// it) and returns true where OPTION is one of them; false, reading nothing, for any other.
-template <typename Value>
-bool read_timed_runs_option(std::string_view option, Value&& value, int& iters, int& warmup, std::uint64_t& seed) {
-    if (option == "--iters") iters = parse_int_in_range(option, value(), 1, 100000);
-    else if (option == "--warmup") warmup = parse_int_in_range(option, value(), 0, 100000);
-    else if (option == "--seed") seed = parse_seed(value());
+// The options every program takes, with one set of limits: --iters (1 to 100000), --warmup
+// (0 to 100000), --seed and --help (-h). Reads OPTION's value (value() moves onto it) where
+// it takes one, and returns true where OPTION is one of them; false, reading nothing, for
+// any other. ProgramOptions: any options struct with iters, warmup, seed and help.
+template <typename ProgramOptions, typename Value>
+bool read_common_option(std::string_view option, Value&& value, ProgramOptions& options) {
+    if (option == "--iters") options.iters = parse_int_in_range(option, value(), 1, 100000);
+    else if (option == "--warmup") options.warmup = parse_int_in_range(option, value(), 0, 100000);
+    else if (option == "--seed") options.seed = parse_seed(value());
+    else if (option == "--help" || option == "-h") options.help = true;
     else return false;
     return true;
 }

@@ -166,10 +166,8 @@ MultiGpuOptions parse_multi_gpu_options(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         auto value = [&]() -> const std::string& { return option_value(args, i); };
-        if (read_timed_runs_option(option, value, options.iters, options.warmup, options.seed)) continue;
-        if (option == "--help" || option == "-h") {
-            options.help = true;
-        } else if (option == "--n") {
+        if (read_common_option(option, value, options)) continue;
+        if (option == "--n") {
             options.n = count_in_range(option, value(), 0, "a count");
         } else if (option == "--type") {
             const std::string& text = value();

@@ -110,11 +110,7 @@ OpsOptions parse_ops_options(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& option = args[i];
         auto value = [&]() -> const std::string& { return option_value(args, i); };
-        if (read_timed_runs_option(option, value, options.iters, options.warmup, options.seed)) continue;
-        if (option == "--help" || option == "-h") {
-            options.help = true;
-            continue;
-        }
+        if (read_common_option(option, value, options)) continue;
         if (option == "--nan-table") {
             options.nan_table = true;
             continue;

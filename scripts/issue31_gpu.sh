@@ -152,17 +152,17 @@ do_grid() {
 # resident grid, two-pass with a block per tile), 2^26 ... 2^30, both methods: whether a
 # per-size choice between the two would lead at every size (issue 31).
 do_finishes() {
-    local csv=$out/reduce7_finishes.csv m t n fg
+    local csv=$out/reduce7_finishes.csv run n
+    local sizes="67108864 100663296 134217728 201326592 268435456" runs=()
+    for n in $sizes 1073741824; do runs+=("float $n"); done
+    for n in $sizes; do runs+=("double $n"); done
     : >"$csv"
-    for t in float double; do
-        for n in 67108864 100663296 134217728 201326592 268435456 1073741824; do
-            [[ $t == double && $n -gt 268435456 ]] && continue
-            for m in flushed back-to-back; do
-                for fg in "last-block resident" "two-pass one-shot"; do
-                    set -- $fg
-                    reduce7_rows "$csv" "$m" --type "$t" --n "$n" --block 512 --finish "$1" --grid "$2" || return
-                done
-            done
+    for run in "${runs[@]}"; do
+        # shellcheck disable=SC2086 # "TYPE N", two words
+        set -- $run
+        for m in flushed back-to-back; do
+            reduce7_rows "$csv" "$m" --type "$1" --n "$2" --block 512 --finish last-block --grid resident || return
+            reduce7_rows "$csv" "$m" --type "$1" --n "$2" --block 512 --finish two-pass --grid one-shot || return
         done
     done
     # shellcheck source=scripts/lib/provenance.sh

@@ -24,7 +24,7 @@ const char* const kAllowedSymbols[] = {
     // the CUDA runtime: nvcc's registration and launch stubs, and the calls a launcher
     // needs (launches, errors, the device's attributes, occupancy, a memset of its own
     // workspace). Every call that sets GPU work going is one the worker records
-    // (grading/recorder.cu). Not "cuda*": events time, array and pool allocations can
+    // (worker/recorder.cu). Not "cuda*": events time, array and pool allocations can
     // starve the judge of memory; nor "__cuda*": __cudaGetProcAddress hands out any
     // driver function, an unrecorded launch among them, and __cudaRegisterManagedVar makes
     // a __managed__ variable, which host code writes with no call the recorder sees
@@ -417,7 +417,7 @@ std::vector<std::string> check_compiled(const std::string& path, const std::stri
         }
     }
 
-    // Code that would run before the worker's filter against exec (grading/exec_filter.h):
+    // Code that would run before the worker's filter against exec (worker/exec_filter.h):
     // an entry of .preinit_array, which the loader runs first, or an IFUNC resolver, which
     // it runs while relocating. No launcher needs either.
     if (files.elf_tables.empty()) report("the check could not read the object's sections and symbols (readelf)");

@@ -12,7 +12,7 @@
 //   - the host object's instructions: no system call, cycle counter or performance counter;
 //   - the host object's sections and symbols: nothing that runs before the worker's own
 //     first instruction (an entry of .preinit_array, an IFUNC resolver), which installs the
-//     worker's filter against exec (grading/exec_filter.h), and nothing that runs before
+//     worker's filter against exec (worker/exec_filter.h), and nothing that runs before
 //     main but nvcc's registration of the kernels (the one .init_array entry; no global
 //     object with a constructor, no .fini_array, .ctors or .init);
 //   - the PTX: no clock (%clock, %clock64, %globaltimer, nanosleep) unless the assignment

@@ -364,7 +364,7 @@ void pack_autograder(const fs::path& autograder, const fs::path& zip) {
     }
     std::vector<std::string> tar = {CLASSROOM_CMAKE_COMMAND, "-E", "tar", "cf", fs::absolute(zip).string(), "--format=zip"};
     for (const char* top : {"setup.sh", "run_autograder", "requirements.sh", "settings.sh", "manifest.txt",
-                            "assignment.txt", "source_policy.txt", "rubric.txt", "student_tree", "solution", "grading", "judge", "tool"}) {
+                            "assignment.txt", "source_policy.txt", "rubric.txt", "student_tree", "solution", "worker", "judge", "tool"}) {
         if (!fs::exists(autograder / top)) {
             throw std::invalid_argument(autograder.string() + " has no " + top +
                                         ": it is not a whole autograder of this kit (classroom generate writes one)");
@@ -393,11 +393,11 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     for (int k = a.first - 1; k <= a.last; ++k) {
         for (const auto& [path, file] : solution_stage(repo, k)) grader["solution/" + path] = file;
     }
-    // grading/: the worker, built in the tree being graded (no secret in it); judge/: the
+    // worker/: the worker, built in the tree being graded (no secret in it); judge/: the
     // trusted program, with the hidden cases (removed on Gradescope once it is built).
     for (const char* name : {"CMakeLists.txt", "worker.cu", "recorder.cu", "recorder.h", "launch_record.h", "gpu_window.h",
                              "protocol.h", "exec_filter.h", "private_symbols.cmake"}) {
-        grader[std::string("grading/") + name] = TreeFile{read_file(repo / "classroom/grading" / name), false};
+        grader[std::string("worker/") + name] = TreeFile{read_file(repo / "classroom/worker" / name), false};
     }
     for (const char* name : {"CMakeLists.txt", "judge.h", "judge.cu", "perf.cu", "cases.cpp", "worker_process.h",
                              "worker_process.cpp", "timing_model.h", "replay.cu"}) {
@@ -409,7 +409,7 @@ std::string generate(const fs::path& repo, const Assignment& a, const fs::path& 
     grader["rubric.txt"] = TreeFile{rubric_file(rubric, a), false};
     std::string stages;
     for (int k : a.stages()) stages += (stages.empty() ? "" : " ") + stage_name(k);
-    grader["grading/assignment.cmake"] =
+    grader["worker/assignment.cmake"] =
         TreeFile{"# Written by classroom generate: the stages this autograder grades.\nset(GRADED_STAGES " + stages +
                      ")\n",
                  false};

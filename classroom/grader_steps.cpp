@@ -253,7 +253,7 @@ std::string Grader::prepare_trusted() {
     std::vector<std::string> make = {"cmake", "--build", reference_build.string(), "--parallel", jobs, "--target"};
     for (int k = assignment.first - 1; k <= assignment.last; ++k) make.push_back("grade_worker_" + stage_name(k));
     r = run_process({"cmake", "-S", reference_tree.string(), "-B", reference_build.string(), "-DCMAKE_BUILD_TYPE=Release",
-                     "-DREDUCTION_BUILD_TESTS=OFF", "-DREDUCTION_GRADING_DIR=" + (source / "grading").string(),
+                     "-DREDUCTION_BUILD_TESTS=OFF", "-DREDUCTION_WORKER_DIR=" + (source / "worker").string(),
                      "-DGRADING_WORKERS=" + workers}, "", 600);
     if (r.exit_code == 0) r = run_process(make, "", options.build_timeout);
     if (r.exit_code != 0) return "the reference workers did not build:\n" + last_lines(r.output, 30);
@@ -305,18 +305,18 @@ void Grader::sync_files(const fs::path& pristine, const fs::path& to, const std:
 bool Grader::configure_submission(std::string& log) {
     // The worker's sources, where the student's user can read them (on Gradescope the
     // autograder folder is root's alone).
-    const fs::path grading = options.work / "grading";
+    const fs::path worker = options.work / "worker";
     std::map<std::string, std::string> none;
-    sync_files(options.autograder / "grading", grading, none);
+    sync_files(options.autograder / "worker", worker, none);
     const std::string workers = stage_list(assignment.first, assignment.last);
-    for (const fs::path& p : {tree, build, grading}) {
+    for (const fs::path& p : {tree, build, worker}) {
         fs::create_directories(p);
         give_to(p.string(), options.run_as);
     }
     fs::create_directories(logs);  // the grader's: the judge writes the workers' logs there
     ProcessResult configured = run_student({"cmake", "-S", tree.string(), "-B", build.string(), "-DCMAKE_BUILD_TYPE=Release",
                                             "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",  // the compiled check's flags
-                                            "-DREDUCTION_GRADING_DIR=" + grading.string(), "-DGRADING_WORKERS=" + workers},
+                                            "-DREDUCTION_WORKER_DIR=" + worker.string(), "-DGRADING_WORKERS=" + workers},
                                            600);
     if (configured.exit_code != 0) {
         log = configured.timed_out ? "configure timed out\n" : "configure failed:\n" + last_lines(configured.output, 40);
@@ -352,7 +352,7 @@ bool Grader::build_submission(std::map<int, std::string>& unbuilt, std::string& 
     // Built: the student's user may run what is there, no longer write it (a worker could
     // otherwise leave a note for a later step in the build folder).
     if (!options.run_as.empty()) {
-        for (const fs::path& p : {tree, build, options.work / "grading"}) give_to(p.string(), "root");
+        for (const fs::path& p : {tree, build, options.work / "worker"}) give_to(p.string(), "root");
     }
     return true;
 }

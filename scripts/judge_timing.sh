@@ -18,7 +18,7 @@ commit=${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unkn
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 # reduce7's worker is in the tree already (classroom/ builds it, so that CI compiles it).
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DREDUCTION_BUILD_TESTS=OFF \
-      -DREDUCTION_GRADING_DIR="$PWD/classroom/grading" "-DGRADING_WORKERS=reduce3;reduce4;reduce5;reduce6" >/dev/null
+      -DREDUCTION_WORKER_DIR="$PWD/classroom/worker" "-DGRADING_WORKERS=reduce3;reduce4;reduce5;reduce6" >/dev/null
 cmake --build $build --target judge grade_worker_reduce3 grade_worker_reduce4 grade_worker_reduce5 \
       grade_worker_reduce6 grade_worker_reduce7 reduce3 reduce4 reduce5 reduce6 reduce7 >/dev/null
 judge=$build/classroom/judge/judge
@@ -46,7 +46,7 @@ for stage in 4 5 6 7; do
 done
 # The CSV first (its header on line 1, as tools/figures reads it), then what it was made with.
 echo "# scripts/judge_timing.sh $repeats | commit $commit | $started"
-echo "# GPU: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+echo "# GPU: $(nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader | head -1)"
 echo "# judge defaults: 2^26 int, requests of 16 inputs and of 4 to every worker (the fixed cost from the instructor's two), 3 calibration rounds of the instructor's workers alone, then 9 rounds with the submission's worker started and ended around each of its blocks; reference_slowdown and fixed_rise_ms: the rounds against the calibration (timing_model.h's bounds: 0.04 and 0.15 ms); trust: the judge's verdict; seed $CLASSROOM_SEED"
 echo "# in process (CUDA events, one process, 2^26 int, median of 50): stage, ms"
 for stage in 3 4 5 6 7; do

@@ -40,14 +40,14 @@ id -u "$student_user" >/dev/null 2>&1 ||
 # recompiles only the files it changes.
 # /autograder/work itself stays root's (the judge's logs live in it); the student's user
 # owns only the tree, the worker's sources and the build.
-mkdir -p /autograder/work/tree /autograder/work/grading /autograder/work/build
+mkdir -p /autograder/work/tree /autograder/work/worker /autograder/work/build
 chmod 755 /autograder/work
 cp -a student_tree/. /autograder/work/tree/
-cp -a grading/. /autograder/work/grading/
-workers=$(sed -n 's/^set(GRADED_STAGES \(.*\))$/\1/p' grading/assignment.cmake | tr ' ' ';')
-chown -R "$student_user": /autograder/work/tree /autograder/work/grading /autograder/work/build
+cp -a worker/. /autograder/work/worker/
+workers=$(sed -n 's/^set(GRADED_STAGES \(.*\))$/\1/p' worker/assignment.cmake | tr ' ' ';')
+chown -R "$student_user": /autograder/work/tree /autograder/work/worker /autograder/work/build
 runuser -u "$student_user" -- cmake -S /autograder/work/tree -B /autograder/work/build -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DREDUCTION_GRADING_DIR=/autograder/work/grading "-DGRADING_WORKERS=$workers"
+      -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DREDUCTION_WORKER_DIR=/autograder/work/worker "-DGRADING_WORKERS=$workers"
 runuser -u "$student_user" -- cmake --build /autograder/work/build --parallel --target gpu_tests \
       $(for s in ${workers//;/ }; do echo "grade_worker_$s"; done)
 

@@ -174,7 +174,7 @@ std::string Judge::run_case(Worker& worker, const SharedMemory& memory, const Ca
 // ---------------------------------------------------------------- sanitizers
 // Two phases, never at once. First the submission's worker, a plain one like every other,
 // runs a sequence of cases and sends back, with each request's sums, the record of what its
-// launcher asked of the GPU (grading/recorder.cu); then every process of the student's user
+// launcher asked of the GPU (worker/recorder.cu); then every process of the student's user
 // is killed, and the judge's replay (replay.cu), started under compute-sanitizer, repeats
 // the records in order with the worker's kernels, at the worker's addresses, on the same
 // inputs. No host code of the submission's runs under the sanitizer, so none can look for

@@ -1,11 +1,11 @@
 // grade_replay: the process the sanitizers watch. It runs no host code of the submission's.
 //
-// The submission's worker records what its launcher asks of the GPU (grading/recorder.cu):
+// The submission's worker records what its launcher asks of the GPU (worker/recorder.cu):
 // each launch (kernel name, grid, block, shared memory, attributes, parameter bytes), each
 // memset, and the worker's own copies and buffers. This program loads the kernels from the
 // worker's executable (its .nv_fatbin section: device code only, no host code of anyone's
 // runs from it), maps the judge's inputs and the worker's buffers at the same addresses the
-// worker had them (grading/gpu_window.h), and repeats the records in order under
+// worker had them (worker/gpu_window.h), and repeats the records in order under
 // compute-sanitizer. Its kernels see what they saw in the worker: the same pointers, bytes
 // and launches. The judge checks the sums it sends back, as it checked the worker's.
 //

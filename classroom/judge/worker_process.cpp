@@ -128,7 +128,7 @@ std::string replay_path() {
 // the sanitizer follows its target through the C library's execve (a raw execveat lost it
 // on the H100: "Target application terminated before first instrumented API call"); the
 // worker forbids itself any exec from before the submission's first instruction
-// (grading/exec_filter.h), which stops the worker re-run in place (review8/17).
+// (worker/exec_filter.h), which stops the worker re-run in place (review8/17).
 #if defined(__x86_64__)
 constexpr std::uint32_t kFilterArch = AUDIT_ARCH_X86_64;
 #elif defined(__aarch64__)

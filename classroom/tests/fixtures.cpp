@@ -138,7 +138,7 @@ std::string sabotage(const std::string& previous_code, int stage, const std::str
         // pipe; the worker that reaches the timed size writes to it, and the child spins for a
         // minute. The worker's other processes end, the pipe closes and their children leave.
         // (Forked, not a program started again: a worker can run no other program,
-        // grading/exec_filter.h.)
+        // worker/exec_filter.h.)
         "static int daemon_pipe[2] = {-1, -1};\n"
         "static const int daemon_body = [] {\n"
         "    if (pipe(daemon_pipe) != 0 || fork() != 0) return 0;  // the worker, or no daemon\n"

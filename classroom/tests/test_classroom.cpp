@@ -360,9 +360,9 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
 
     // The autograder holds what the student tree must not: solutions, hidden cases, hashes.
     for (const char* path : {"manifest.txt", "solution/reduce4/kernel.cu", "solution/reduce3/kernel.cu",
-                             "grading/worker.cu", "grading/recorder.cu", "grading/recorder.h", "grading/launch_record.h",
-                             "grading/gpu_window.h", "grading/protocol.h", "grading/exec_filter.h",
-                             "grading/private_symbols.cmake", "grading/assignment.cmake", "judge/judge.cu", "judge/judge.h",
+                             "worker/worker.cu", "worker/recorder.cu", "worker/recorder.h", "worker/launch_record.h",
+                             "worker/gpu_window.h", "worker/protocol.h", "worker/exec_filter.h",
+                             "worker/private_symbols.cmake", "worker/assignment.cmake", "judge/judge.cu", "judge/judge.h",
                              "judge/perf.cu", "judge/cases.cpp", "judge/worker_process.h", "judge/worker_process.cpp",
                              "judge/replay.cu",
                              "judge/CMakeLists.txt", "source_policy.txt", "tool/grader.cpp", "tool/source_check.cpp", "setup.sh",
@@ -370,7 +370,7 @@ TEST(Tamper, OnlyTheEditableFilesMayChange) {
         EXPECT_TRUE(fs::is_regular_file(out / "autograder" / path)) << path;
     }
     EXPECT_TRUE(fs::is_regular_file(out / "autograder.zip"));
-    EXPECT_FALSE(fs::exists(student / "grading"));
+    EXPECT_FALSE(fs::exists(student / "worker"));
     EXPECT_EQ(read_file(out / "autograder/solution/reduce4/kernel.cu").find("// solution ("), std::string::npos);
 }
 
@@ -803,7 +803,7 @@ TEST(Process, TheJudgesDropToTheStudentClosesEveryRegularFile) {
 }
 
 // A worker can never replace its own program (an exec without the sanitizer's environment
-// leaves one uninstrumented process: review8/17): its filter (grading/exec_filter.h) is in
+// leaves one uninstrumented process: review8/17): its filter (worker/exec_filter.h) is in
 // place before the submission's first instruction. And the sanitized worker can start no
 // process (a child without that environment is uninstrumented: review5/13, review7/16):
 // `judge --exec-as` starts it under a filter of its own. The probe has the worker's filter

@@ -166,7 +166,7 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         {"an array allocation", "static cudaArray_t array = [] { cudaArray_t a = nullptr;\n"
          "    cudaChannelFormatDesc d = cudaCreateChannelDesc<int>(); cudaMallocArray(&a, &d, 1 << 20); return a; }();",
          "cudaMallocArray"},
-        // Code that runs before the worker's filter against exec (grading/exec_filter.h).
+        // Code that runs before the worker's filter against exec (worker/exec_filter.h).
         {"an entry of .preinit_array", "static void early() {}\n"
          "__attribute__((used, section(\".preinit_array\"))) static void (*run_early)() = early;",
          "a .preinit_array entry"},
@@ -265,7 +265,7 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
 }
 
 // The worker links the submission's object with every name it defines renamed but its
-// record (classroom/grading/private_symbols.cmake): review11/20 defined std::future_category(),
+// record (classroom/worker/private_symbols.cmake): review11/20 defined std::future_category(),
 // which libstdc++'s own initializer then called. An object that defines such a name, a weak
 // one, and the record, through the script: only the record keeps its name, and what the
 // object calls keeps its own.
@@ -296,10 +296,10 @@ TEST(PrivateSymbols, OnlyTheRecordKeepsItsName) {
     ASSERT_EQ(run_process({"c++", "-c", "-O0", (folder / "kernel.cpp").string(), "-o", object}, "", 120).exit_code, 0);
     ASSERT_EQ(run_process({"ar", "qc", archive, object}, "", 60).exit_code, 0);
     const std::string out = (folder / "reduce4_private.o").string();
-    auto privatize = [&](const std::string& from) {  // as classroom/grading/CMakeLists.txt runs it
+    auto privatize = [&](const std::string& from) {  // as classroom/worker/CMakeLists.txt runs it
         return run_process({"cmake", "-DNM=nm", "-DOBJCOPY=objcopy", "-DAR=ar", "-DREADELF=readelf", "-DARCHIVE=" + from,
                             "-DRECORD=reduce4_stage", "-DOUT=" + out, "-P",
-                            (kRepo / "classroom/grading/private_symbols.cmake").string()},
+                            (kRepo / "classroom/worker/private_symbols.cmake").string()},
                            "", 120);
     };
     const ProcessResult script = privatize(archive);
@@ -341,7 +341,7 @@ TEST(PrivateSymbols, OnlyTheRecordKeepsItsName) {
 // cudaFuncSetCacheConfig, allowed and unrecorded, changed how many blocks fit on an SM).
 // A runtime name added to the allow-list must be put in one of the two lists below.
 TEST(CompiledCheck, EveryRuntimeCallItAllowsIsRecordedOrChangesNothing) {
-    const std::string cmake = read_file(kRepo / "classroom/grading/private_symbols.cmake");
+    const std::string cmake = read_file(kRepo / "classroom/worker/private_symbols.cmake");
     std::smatch m;
     ASSERT_TRUE(std::regex_search(cmake, m, std::regex(R"(foreach\(name (__cudaLaunchKernel[^)]*)\))")));
     std::set<std::string> recorded;

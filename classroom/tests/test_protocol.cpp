@@ -1,5 +1,5 @@
 // The judge hands its GPU memory to a worker as a file descriptor over their socket
-// (grading/protocol.h): the descriptor that arrives is the same open file, with the message.
+// (worker/protocol.h): the descriptor that arrives is the same open file, with the message.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -110,7 +110,7 @@ TEST(TimingModel, DistrustsOnlyWhatFavoursTheSubmission) {
     EXPECT_TRUE(timing_model::judge_timing(edge).trusted) << timing_model::judge_timing(edge).why;
 }
 
-// The worker's record of a launcher's work (grading/launch_record.h) is written in a process
+// The worker's record of a launcher's work (worker/launch_record.h) is written in a process
 // that runs the submission's code, and read by the replay: what is written comes back whole,
 // and bytes that are not a whole record, or a record cut short, are refused, never read past.
 TEST(LaunchRecord, ComesBackWholeAndRefusesWhatIsNotARecord) {

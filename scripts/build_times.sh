@@ -29,7 +29,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ ${#parts[@]} -gt 0 ]] || parts=(first first4 second)
 
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 || true)
+gpu=$(nvidia-smi --query-gpu=name,serial --format=csv,noheader 2>/dev/null | head -1 || true)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 commit=${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
 [[ -n ${REDUCTION_COMMIT:-} || $commit == unknown ]] || git diff --quiet HEAD || commit+=" with uncommitted changes"

@@ -22,7 +22,7 @@ mkdir -p "$out"
 out=$(realpath "$out")
 summary="$out/summary.txt"
 {
-  echo "# Gradescope fixtures ($pattern), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)," \
+  echo "# Gradescope fixtures ($pattern), $(nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader | head -1)," \
        "$(date -u '+%Y-%m-%d %H:%M UTC'), commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
   echo "# $(/usr/local/cuda/bin/compute-sanitizer --version 2>/dev/null | grep -m1 Version)"
 } >"$summary"

@@ -26,7 +26,7 @@ classroom=$(realpath "$classroom")
 handout=$(mktemp -d)
 step() { echo; echo "\$ $*"; "$@"; echo "(exit $?)"; }
 
-echo "# Gradescope trial of $assignment on $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'), commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+echo "# Gradescope trial of $assignment on $(nvidia-smi --query-gpu=name,serial --format=csv,noheader | head -1), $(date -u '+%Y-%m-%d %H:%M UTC'), commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 step "$classroom" generate "$assignment" --out "$handout"
 stage=${assignment%%..*}
 cp "$handout/autograder/solution/$stage/kernel.cu" "$handout/reference.cu"

@@ -28,7 +28,7 @@ mkdir -p "$out/examples"
 out=$(realpath "$out")
 summary="$out/summary.txt"
 examples=build/release/classroom/tests/grading/examples
-[[ -f $summary ]] || echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)," \
+[[ -f $summary ]] || echo "# $(nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader | head -1)," \
   "commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$summary"
 
 ctest_part() { ctest --test-dir build/release -R "^$1\$" --output-on-failure; }

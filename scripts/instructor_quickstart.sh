@@ -47,7 +47,7 @@ quiet() {  # the same for a long step: its output in OUT/<log>, its last lines h
 }
 
 exec > >(tee "$transcript") 2>&1
-echo "# The instructor quick start ($assignment) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1),"
+echo "# The instructor quick start ($assignment) on $(nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader | head -1),"
 echo "# $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, $(nproc) cores, $(cmake --version | head -1)"
 echo "# a fresh copy of the repository in $place/reduction (no build folder)"
 

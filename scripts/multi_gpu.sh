@@ -58,7 +58,7 @@ CSV_LOG=$out/multi_gpu_environment.txt
 
 environment() {
     date -u '+%Y-%m-%d %H:%M UTC'
-    nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>/dev/null ||
+    nvidia-smi --query-gpu=index,name,serial,driver_version,memory.total --format=csv,noheader 2>/dev/null ||
         echo "nvidia-smi not found"
     echo "commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
     echo "NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE TORCH_SYMM_MEM_DISABLE_MULTICAST=$TORCH_SYMM_MEM_DISABLE_MULTICAST NVSHMEM_DISABLE_NVLS=$NVSHMEM_DISABLE_NVLS"

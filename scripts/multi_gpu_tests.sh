@@ -49,7 +49,7 @@ suite() {
 
 {
     provenance "scripts/multi_gpu_tests.sh${user:+ --user $user}$([[ $label_only == yes ]] && echo ' --label-only') $out"
-    echo "# GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)"
+    echo "# GPUs: $(nvidia-smi --query-gpu=name,serial --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)"
     echo "# mpirun: $(command -v mpirun || echo none) $(mpirun --version 2>&1 | head -1)"
     echo "# user: $(id -un) (uid $(id -u))"
     status=0

@@ -165,6 +165,9 @@ fi
 
 if wanted timeline; then
     { run scripts/timeline.sh --n 2^24 --type int || echo "timeline.sh failed (exit $?)"; } >"$out/timeline.txt" 2>&1
+    # shellcheck source=scripts/lib/provenance.sh
+    source scripts/lib/provenance.sh
+    provenance "scripts/timeline.sh --n 2^24 --type int" >>"$out/timeline.txt"
 fi
 
 if wanted launches; then

@@ -3,9 +3,9 @@
 # build: what the GPU really executes, for the chapters' claims about predication, the %
 # and __syncwarp().
 #
-#   scripts/sass.sh reduce1                       # interleaved_convergent<int>, every block size
+#   scripts/sass.sh reduce1                       # every int instantiation: interleaved_convergent<int>
 #   scripts/sass.sh reduce0 'interleaved_divergent<int, (Select)1>'   # the instantiation whose name contains this
-#   scripts/sass.sh reduce4 'LastWarp)0' --arch sm_90
+#   scripts/sass.sh reduce4 'unroll_last_warp<int, (LastWarp)0>' --arch sm_90
 #
 # --arch picks one architecture's code where the build holds several (a build on a
 # machine without a GPU is for 75;80;86;89;90). Needs cuobjdump (CUDA Toolkit);
@@ -14,7 +14,7 @@ set -euo pipefail
 [[ $# -ge 1 ]] || { echo "usage: scripts/sass.sh reduceN [NAME-SUBSTRING] [--arch sm_NN] [--build DIR]" >&2; exit 2; }
 stage=$1
 shift
-want=int
+want=  # "": the int instantiations (a template argument "int", not "interleaved")
 build=build/release
 arch=()
 while [[ $# -gt 0 ]]; do
@@ -32,8 +32,9 @@ command -v cuobjdump >/dev/null || { echo "sass.sh: cuobjdump not found: it ship
 demangle=cat
 command -v cu++filt >/dev/null && demangle=cu++filt
 command -v c++filt >/dev/null && demangle=c++filt
-# Print each "Function :" section whose (demangled) name contains the wanted text.
+# Print each "Function :" section whose (demangled) name contains the wanted text, or,
+# with none given, whose template arguments include int.
 cuobjdump -sass "${arch[@]}" "$lib" | $demangle | awk -v want="$want" '
-    /Function : / { keep = index($0, want) > 0 }
+    /Function : / { keep = want == "" ? $0 ~ /[<, ]int[,>]/ : index($0, want) > 0 }
     /^[[:space:]]*\.{10,}/ { if (keep) print; keep = keep && 1; next }
     keep { print }'

@@ -30,7 +30,7 @@ say() { echo "[$(date +%T)] $*" | tee -a "$progress"; }
 results=docs/results
 csv=$results/small_inputs.csv
 arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+gpu=$(nvidia-smi --query-gpu=name,serial --format=csv,noheader | head -1)
 
 say "build: toolkit CCCL (build/small) and the wheel's CCCL (build/cccl), sm_$arch, side by side"
 with_wheel=no

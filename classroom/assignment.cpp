@@ -58,14 +58,13 @@ StageFacts stage_facts(const std::filesystem::path& repo, int stage) {
         throw std::runtime_error(kernel.string() + ": the record has no .min_block");
     }
     facts.min_block = std::stoi(m[1]);
-    const std::string prefix = "0" + std::to_string(stage) + "-";
-    for (const auto& entry : std::filesystem::directory_iterator(repo / "docs")) {
-        const std::string name = entry.path().filename().string();
-        if (name.rfind(prefix, 0) != 0 || entry.path().extension() != ".md") continue;
-        if (!facts.chapter.empty()) throw std::runtime_error("two chapters docs/" + prefix + "*.md for " + stage_name(stage));
-        facts.chapter = "docs/" + name;
+    if (!std::regex_search(fields, m, std::regex(R"re(\.chapter = "([^"]+)")re"))) {
+        throw std::runtime_error(kernel.string() + ": the record has no .chapter");
     }
-    if (facts.chapter.empty()) throw std::runtime_error("no chapter docs/" + prefix + "*.md for " + stage_name(stage));
+    facts.chapter = m[1];
+    if (!std::filesystem::is_regular_file(repo / facts.chapter)) {
+        throw std::runtime_error(kernel.string() + ": the record's chapter " + facts.chapter + " is not in " + repo.string());
+    }
     return facts;
 }
 

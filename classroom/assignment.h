@@ -24,7 +24,7 @@ Assignment parse_assignment(const std::string& text);
 std::string stage_name(int stage);  // 4 -> "reduce4"
 
 // What a stage's folder declares: its record in reduceN/kernel.cu (common/stage.h's Stage:
-// `.idea`, `.min_block`) and its chapter, the one docs/0N-*.md. Read from the instructor's
+// `.idea`, `.min_block`, `.chapter`), the chapter a file of the tree. Read from the instructor's
 // tree (never from a submission); throws std::runtime_error, one line, where the folder, the
 // record's field or the chapter is missing.
 struct StageFacts {

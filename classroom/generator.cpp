@@ -1,6 +1,7 @@
 #include "generator.h"
 #include "source_check.h"
 
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -18,9 +19,9 @@ namespace classroom {
 
 namespace {
 
-// Which files of the repository a student tree of `a` has (before stubbing).
-bool handed_out(const std::string& path, const Assignment& a) {
-    static const std::regex chapter(R"(^docs/0(\d)-[^/]+\.md$)");
+// Which files of the repository a student tree of `a` has (before stubbing). `chapters`: each
+// stage's chapter (its record's .chapter) and the stage.
+bool handed_out(const std::string& path, const Assignment& a, const std::map<std::string, int>& chapters) {
     static const std::regex diagram(R"(^docs/img/reduce(\d)_tree\.svg$)");
     static const std::regex handout(R"(^assignments/reduce(\d)\.md$)");
     std::smatch m;
@@ -34,9 +35,8 @@ bool handed_out(const std::string& path, const Assignment& a) {
     }
     if (stage_of(path) >= 0) return stage_of(path) <= a.last;
     if (path == "docs/00-overview.md" || path == "docs/08-profiling.md") return true;
-    if (std::regex_match(path, m, chapter)) {  // a stage's chapter shows its solution
-        const int k = std::stoi(m[1]);
-        return k >= 1 && k < a.first;
+    if (const auto chapter = chapters.find(path); chapter != chapters.end()) {  // it shows its stage's solution
+        return chapter->second >= 1 && chapter->second < a.first;
     }
     if (std::regex_match(path, m, diagram)) return std::stoi(m[1]) < a.first;
     if (std::regex_match(path, m, handout)) return std::stoi(m[1]) >= a.first && std::stoi(m[1]) <= a.last;
@@ -252,9 +252,11 @@ bool is_editable(const std::string& path, const Assignment& a) {
 }
 
 Tree make_student_tree(const fs::path& repo, const Assignment& a) {
+    std::map<std::string, int> chapters;
+    for (int k : stages_in(repo)) chapters[stage_facts(repo, k).chapter] = k;
     std::vector<std::string> paths;
     for (const std::string& path : list_files(repo)) {
-        if (handed_out(path, a)) paths.push_back(path);
+        if (handed_out(path, a, chapters)) paths.push_back(path);
     }
     Tree tree = copy_files(repo, paths);
     for (auto& [path, file] : tree) {

@@ -43,6 +43,7 @@ struct Stage {
     const char* name;     // "reduce2"
     const char* kernel;   // "sequential_addressing": the kernel's name says the idea
     const char* idea;     // one line: what this stage adds
+    const char* chapter = nullptr;  // "docs/02-bank-conflicts.md": the chapter that teaches it
     int min_block = 32;   // supported blocks: powers of two from min_block to max_block
     int max_block = 1024;
     int default_block = 256;  // the block a run takes when --block is not given

@@ -85,6 +85,7 @@ extern const Stage reduce0_stage = {
     .name = "reduce0",
     .kernel = "interleaved_divergent",
     .idea = "a tree in shared memory, interleaved addressing, the adding threads scattered over every warp",
+    .chapter = "docs/00-overview.md",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
     .baseline = true,  // every stage's "x reduce0" divides by this one's time

@@ -82,6 +82,7 @@ extern const Stage reduce1_stage = {
     .name = "reduce1",
     .kernel = "interleaved_convergent",
     .idea = "the same tree with a strided index: active threads are contiguous, in the fewest warps",
+    .chapter = "docs/01-divergence.md",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
     .workspace_bytes = workspace_bytes,

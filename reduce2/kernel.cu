@@ -78,6 +78,7 @@ extern const Stage reduce2_stage = {
     .name = "reduce2",
     .kernel = "sequential_addressing",
     .idea = "sequential addressing: a warp touches 32 consecutive words, no bank conflicts",
+    .chapter = "docs/02-bank-conflicts.md",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
     .workspace_bytes = workspace_bytes,

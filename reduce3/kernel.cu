@@ -96,6 +96,7 @@ extern const Stage reduce3_stage = {
     .name = "reduce3",
     .kernel = "first_add_during_load",
     .idea = "first add during the load; each thread's running sum in a register",
+    .chapter = "docs/03-first-add.md",
     .min_block = 32,  // any power-of-two block: the tree halves it down to one
     .max_block = 1024,
     .workspace_bytes = workspace_bytes,

@@ -106,6 +106,7 @@ extern const Stage reduce4_stage = {
     .name = "reduce4",
     .kernel = "unroll_last_warp",
     .idea = "the last warp unrolled: no block-wide barriers once s <= 32",
+    .chapter = "docs/04-sync-removal.md",
     .min_block = 64,  // the last warp adds slot tid + 32, so a block needs two warps
     .max_block = 1024,
     .workspace_bytes = workspace_bytes,

@@ -99,6 +99,7 @@ extern const Stage reduce5_stage = {
     .name = "reduce5",
     .kernel = "complete_unroll",
     .idea = "block size as a template parameter: the tree completely unrolled",
+    .chapter = "docs/05-complete-unroll.md",
     .min_block = 64,  // the last warp adds slot tid + 32, so a block needs two warps
     .max_block = 1024,
     .workspace_bytes = workspace_bytes,

@@ -118,6 +118,7 @@ extern const Stage reduce6_stage = {
     .name = "reduce6",
     .kernel = "grid_stride",
     .idea = "many elements per thread: a grid-stride loop over a grid that just fills the GPU",
+    .chapter = "docs/06-grid-stride.md",
     .min_block = 64,  // the last warp adds slot tid + 32, so a block needs two warps
     .max_block = 1024,
     .workspace_bytes = workspace_bytes,

@@ -203,6 +203,7 @@ extern const Stage reduce7_stage = {
     .name = "reduce7",
     .kernel = "shuffle_vector_single_pass",
     .idea = "warp shuffles, 16-byte loads and a single pass",
+    .chapter = "docs/07-shuffles-vectors.md",
     .min_block = 32,  // shuffles need whole warps, nothing more
     .max_block = 1024,
     .workspace_bytes = workspace_bytes,

@@ -77,12 +77,14 @@ TEST(Assignments, ParseStagesAndRuns) {
 TEST(Assignments, EveryStageDeclaresItsFactsInItsFolder) {
     const std::vector<int> stages = stages_in(kRepo);
     ASSERT_EQ(stages.front(), 0);
+    std::set<std::string> chapters;  // each its own, named by its record's .chapter
     for (std::size_t i = 0; i < stages.size(); ++i) EXPECT_EQ(stages[i], int(i)) << "stage folders reduce0 ... reduceN, no gap";
     for (int k : stages) {
         const StageFacts facts = stage_facts(kRepo, k);
         EXPECT_FALSE(facts.idea.empty()) << k;
         EXPECT_TRUE(facts.min_block >= 32 && facts.min_block <= 1024 && (facts.min_block & (facts.min_block - 1)) == 0) << k;
         EXPECT_TRUE(fs::is_regular_file(kRepo / facts.chapter)) << facts.chapter;
+        EXPECT_TRUE(chapters.insert(facts.chapter).second) << facts.chapter << " named by two stages";
         if (k == 0) continue;
         const GradingRubric r = default_rubric(kRepo, Assignment{k, k});
         EXPECT_GT(r.threshold(k), 1.0) << k;

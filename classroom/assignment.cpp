@@ -48,20 +48,18 @@ StageFacts stage_facts(const std::filesystem::path& repo, int stage) {
     const auto record = text.find("extern const Stage " + stage_name(stage) + "_stage");
     if (record == std::string::npos) throw std::runtime_error(kernel.string() + ": no record " + stage_name(stage) + "_stage");
     const std::string fields = text.substr(record, text.find("};", record) - record);
+    // A field's value: `.NAME = VALUE` where VALUE matches `value` (one group).
+    const auto field = [&](const std::string& name, const std::string& value) -> std::string {
+        std::smatch m;
+        if (!std::regex_search(fields, m, std::regex("\\." + name + " = " + value))) {
+            throw std::runtime_error(kernel.string() + ": the record has no ." + name);
+        }
+        return m[1];
+    };
     StageFacts facts;
-    std::smatch m;
-    if (!std::regex_search(fields, m, std::regex(R"re(\.idea = "([^"]+)")re"))) {
-        throw std::runtime_error(kernel.string() + ": the record has no .idea");
-    }
-    facts.idea = m[1];
-    if (!std::regex_search(fields, m, std::regex(R"(\.min_block = (\d+))"))) {
-        throw std::runtime_error(kernel.string() + ": the record has no .min_block");
-    }
-    facts.min_block = std::stoi(m[1]);
-    if (!std::regex_search(fields, m, std::regex(R"re(\.chapter = "([^"]+)")re"))) {
-        throw std::runtime_error(kernel.string() + ": the record has no .chapter");
-    }
-    facts.chapter = m[1];
+    facts.idea = field("idea", R"re("([^"]+)")re");
+    facts.min_block = std::stoi(field("min_block", R"((\d+))"));
+    facts.chapter = field("chapter", R"re("([^"]+)")re");
     if (!std::filesystem::is_regular_file(repo / facts.chapter)) {
         throw std::runtime_error(kernel.string() + ": the record's chapter " + facts.chapter + " is not in " + repo.string());
     }

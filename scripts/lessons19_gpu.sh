@@ -35,7 +35,7 @@ note() { echo "[$(($(date +%s) - started)) s] $*" | tee -a "$progress" >&2; }
 # set -e holds (inside `f || ...` bash ignores set -e, so a step must not run that way).
 step_build() {
     # The release build of the scripts (build/release), for this machine's GPU only
-    # (CMakeLists.txt asks nvidia-smi), without the tests.
+    # (CMakeLists.txt asks nvidia-smi): these targets only, no tests.
     source scripts/lib/measure.sh
     build_targets build/release reduce0 reduce1 reduce2 reduce4 reduce6 reduce7 dram_latency
 }

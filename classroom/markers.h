@@ -17,7 +17,7 @@
 // prose region: the sentences of a stage's header that state its solution) has comment
 // stubs instead, which say what to achieve, and becomes just those lines, no TODO line:
 //
-//     // solution (assignment 2): the idea, in the header
+//     // solution (assignment 2): how, in the header
 //     // ...the sentences that give the answer...
 //     // stub: // ...a sentence that says what the kernel must achieve...
 //     // end solution Regions elsewhere (the tests

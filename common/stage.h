@@ -132,6 +132,18 @@ Choice chosen_as(const Variant& variant, const RunConfig& config) {
     return static_cast<Choice>(chosen_index(variant, config.variants, value_type_of<T>()));
 }
 
+// The kernel for the choice this run takes, from one instantiation per choice listed in
+// the order of variant.choices: `chosen_kernel<T>(kMode, config, k<T, Mode::A>, k<T, Mode::B>)`.
+template <typename T, typename Kernel, typename... More>
+Kernel chosen_kernel(const Variant& variant, const RunConfig& config, Kernel first, More... more) {
+    const Kernel kernels[] = {first, more...};
+    if (1 + sizeof...(More) != variant.choices.size()) {
+        throw std::logic_error("--" + std::string(variant.name) + " has " + std::to_string(variant.choices.size()) +
+                               " choices but its launcher lists " + std::to_string(1 + sizeof...(More)) + " kernels");
+    }
+    return kernels[chosen_index(variant, config.variants, value_type_of<T>())];
+}
+
 // The same for a variant whose choices are numbers ("1", "2", "4"): the chosen number.
 template <typename T>
 int chosen_number(const Variant& variant, const RunConfig& config) {

@@ -170,13 +170,9 @@ int run(const MultiGpuOptions& options, const ProcessLayout& layout) {
     BaselineResult baseline;
     AllReduceResult allreduce_result;
     if (reduction) {
-        ReductionRequest request;
-        request.n = options.n;
-        request.seed = options.seed;
-        request.collective = options.collective;
-        request.warmup = options.warmup;
-        request.iters = options.iters;
-        request.gate_after_flush = options.gate_after_flush;
+        const ReductionRequest request{.n = options.n, .seed = options.seed, .collective = options.collective,
+                                       .warmup = options.warmup, .iters = options.iters,
+                                       .gate_after_flush = options.gate_after_flush};
         if (options.baseline) baseline = single_gpu_baseline<T>(*team, request, expected);
         else baseline.why_not = "--no-baseline";
         reduction_result = reduce_across_gpus<T>(*team, request, expected);
@@ -186,11 +182,8 @@ int run(const MultiGpuOptions& options, const ProcessLayout& layout) {
         std::cout.flush();
     }
     if (vector) {
-        AllReduceRequest request;
-        request.elements = options.vector_elements;
-        request.warmup = options.warmup;
-        request.iters = options.iters;
-        request.link_peak_gbps = options.link_peak_gbps;
+        const AllReduceRequest request{.elements = options.vector_elements, .warmup = options.warmup,
+                                       .iters = options.iters, .link_peak_gbps = options.link_peak_gbps};
         allreduce_result = allreduce_vector(*team, request);
         verified = verified && (!allreduce_result.ran || allreduce_result.verified());
         if (table && reporter) print_allreduce(std::cout, allreduce_result);

@@ -23,24 +23,17 @@ namespace ops {
 // ---------------------------------------------------------------- the result, on the host
 template <typename T>
 OpValue to_op_value(const T& acc) {
-    OpValue v;
-    v.value = static_cast<long double>(acc);
-    return v;
+    return {.value = static_cast<long double>(acc)};
 }
 template <typename V>
 OpValue to_op_value(const ValueIndex<V>& acc) {
-    OpValue v;
-    v.value = acc.value;
-    v.index = acc.index;
-    return v;
+    return {.value = static_cast<long double>(acc.value), .index = acc.index};
 }
 template <typename F>
 OpValue to_op_value(const Moments<F>& acc) {
-    OpValue v;
-    v.value = acc.mean;
-    v.count = acc.count;
-    v.variance = acc.count ? static_cast<long double>(acc.m2) / acc.count : std::numeric_limits<long double>::quiet_NaN();
-    return v;
+    const long double variance = acc.count ? static_cast<long double>(acc.m2) / acc.count
+                                           : std::numeric_limits<long double>::quiet_NaN();
+    return {.value = acc.mean, .count = acc.count, .variance = variance};
 }
 
 // ---------------------------------------------------------------- CUB's way

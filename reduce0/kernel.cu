@@ -41,11 +41,8 @@ __global__ void interleaved_divergent(const T* in, std::size_t n, T* block_sums)
     const std::size_t i = blockIdx.x * std::size_t(blockDim.x) + tid;
     shared[tid] = i < n ? in[i] : T(0);  // the last block may run past the end: add zeros
     __syncthreads();
-    if (SELECT == Select::Modulo) {
-        tree_sum(shared, tid, blockDim.x, SyncThreads{});
-    } else {
-        bitmask_tree_sum(shared, tid, blockDim.x);  // --select bitmask (bitmask_select.cuh)
-    }
+    if constexpr (SELECT == Select::Modulo) tree_sum(shared, tid, blockDim.x, SyncThreads{});
+    else bitmask_tree_sum(shared, tid, blockDim.x);  // --select bitmask (bitmask_select.cuh)
     if (tid == 0) block_sums[blockIdx.x] = shared[0];
 }
 
@@ -57,10 +54,8 @@ constexpr unsigned kInputsPerThread = 1;
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     const unsigned block = config.block;
-    // --select picks the test; the default is the classic %.
-    const Select select = chosen_as<Select, T>(kSelect, config);
-    const auto kernel = select == Select::Modulo ? interleaved_divergent<T, Select::Modulo>
-                                                 : interleaved_divergent<T, Select::Bitmask>;
+    const auto kernel = chosen_kernel<T>(kSelect, config, interleaved_divergent<T, Select::Modulo>,
+                                         interleaved_divergent<T, Select::Bitmask>);
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
                    kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);

@@ -1,20 +1,12 @@
 // reduce1: the same interleaved tree, with a strided index: the adding threads contiguous
 //
-// solution (assignment 1): the idea, in the header (the sentences that give the answer)
-// reduce0 plus one idea. The tree adds the same pairs as reduce0, but thread tid now
-// works on slot index = 2 * s * tid instead of on its own slot. So the threads that add
-// at step s are 0, 1, 2, ... (contiguous): they fill whole warps from warp 0 up (only once
-// fewer than 32 threads add is warp 0 partly busy), and the slow % test is gone.
-//
-// What it exposes: at step s, thread tid touches slot 2 * s * tid, so the 32 threads of a
-// warp hit shared-memory words 2s apart, and words 32 apart share a bank: 2-way, 4-way,
-// ... bank conflicts as s grows (docs/02-bank-conflicts.md). reduce2 fixes them.
-// stub: // reduce0 plus one idea. The tree adds the same pairs as reduce0, step by step, but the
-// stub: // threads that add at step s are 0, 1, 2, ... (contiguous): they fill whole warps from
-// stub: // warp 0 up, and the slow % test is gone. Work out which slot each thread adds into.
-// stub: //
-// stub: // What it exposes: bank conflicts in shared memory that grow with the step
-// stub: // (docs/02-bank-conflicts.md). reduce2 fixes them.
+// reduce0 plus one idea. The tree adds the same pairs as reduce0, step by step, but the
+// threads that add at step s are 0, 1, 2, ... (contiguous): they fill whole warps from
+// warp 0 up (only once fewer than 32 threads add is warp 0 partly busy), and the slow %
+// test is gone.
+// solution (assignment 1): how, in the header (the sentence that gives the answer)
+// Thread tid works on slot index = 2 * s * tid instead of on its own slot.
+// stub: // Work out which slot each thread adds into.
 // end solution
 
 #include "stage.h"

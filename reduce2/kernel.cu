@@ -1,18 +1,15 @@
 // reduce2: sequential addressing: no bank conflicts
 //
-// solution (assignment 2): the idea, in the header (the sentences that give the answer)
-// reduce1 plus one idea. The tree now starts with the widest step: at step
-// s = blockDim.x / 2, ..., 2, 1, thread tid < s adds slot tid + s into slot tid. The
-// active threads are still contiguous (whole warps; only once fewer than 32 threads add
-// is one warp partly active), and now a warp's 32 threads touch 32 consecutive words, one
-// per bank: no bank conflicts at any step.
-// stub: // reduce1 plus one idea. The adding threads stay contiguous (whole warps), and now at
-// stub: // every step a warp's 32 threads touch 32 consecutive words, one per bank: no bank
-// stub: // conflicts at any step. Work out the order of the steps that allows it.
+// reduce1 plus one idea. In reduce1 the 32 threads of a warp touch words 2s apart, and
+// words 32 apart share a bank: 2-way, 4-way, ... bank conflicts as s grows. Now at every
+// step a warp's 32 threads touch 32 consecutive words, one per bank, and the adding
+// threads stay contiguous (whole warps; only once fewer than 32 threads add is one warp
+// partly active).
+// solution (assignment 2): how, in the header (the sentence that gives the answer)
+// The tree now starts with the widest step: at step s = blockDim.x / 2, ..., 2, 1, thread
+// tid < s adds slot tid + s into slot tid.
+// stub: // Work out the order of the steps that allows it.
 // end solution
-//
-// What it exposes: already at the first step half of the threads have nothing to add;
-// they only loaded one value each (docs/03-first-add.md). reduce3 puts them to work.
 
 #include "stage.h"
 

@@ -1,34 +1,24 @@
 // reduce3: the first add during the load, and the running sum in a register
 //
-// solution (assignment 3): the idea, in the header (the sentences that give the answer)
-// reduce2 plus one idea: a thread's sum lives in a register. Each thread loads two
-// values, blockDim.x apart, and adds them as it loads them, before anything reaches shared
-// memory. A block now covers 2 x blockDim.x values: half as many blocks, and no thread is
-// idle at the first add. Through the tree the thread keeps adding into the same register
-// and only stores it for the others to read, so a step loads one value from shared memory
-// (its partner's), not two.
-// stub: // reduce2 plus one idea: a thread's sum lives in a register. Each thread adds two input
-// stub: // values as it loads them, before anything reaches shared memory. A block now covers
-// stub: // 2 x blockDim.x values: half as many blocks, and no thread is idle at the first add.
+// reduce2 plus one idea: a thread's sum lives in a register. Each thread adds two input
+// values as it loads them, before anything reaches shared memory. A block now covers
+// 2 x blockDim.x values: half as many blocks, and no thread is idle at the first add.
+// solution (assignment 3): how, in the header (the sentences that give the answer)
+// The two values are blockDim.x apart. Through the tree the thread keeps adding into the
+// same register and only stores it for the others to read, so a step loads one value from
+// shared memory (its partner's), not two.
 // stub: // Through the tree a step loads from shared memory only what it cannot hold itself.
 // end solution
-//
-// `--running-sum shared` runs reduce2's tree instead (shared_running_sum.cuh), a labelled
-// variant that docs/03-first-add.md uses to measure the two halves of the idea apart.
-//
-// What it exposes: the tree's last steps. Below 32 active threads only one warp works,
-// yet every step still pays a __syncthreads() for the whole block, plus the loop's own
-// instructions (docs/04-sync-removal.md). reduce4 removes those barriers.
 
-#include "shared_running_sum.cuh"  // --running-sum shared: the variant and its tree
+#include "shared_running_sum.cuh"  // --running-sum shared: reduce2's tree, to measure the idea's two halves apart
 #include "stage.h"
 
 namespace {  // this stage's own helpers: other stages define functions of the same names
 
 // ---------------------------------------------------------------- the tree
-// Written once for two callers: the kernel (shared = the block's shared memory, sum = the
-// thread's register, sync = __syncthreads) and --explain, which replays it on the host
-// (common/explain.h).
+// Written once for two callers: the kernel (shared = the block's shared memory, sync =
+// __syncthreads) and --explain, which replays it on the host (common/explain.h). sum is
+// the thread's register: the tree adds into it, and stores it only for a partner to read.
 template <typename Shared, typename Sum, typename Sync>
 __host__ __device__ void tree_sum(Shared& shared, Sum sum, unsigned tid, unsigned block, Sync sync) {
     for (unsigned s = block / 2; s > 0; s >>= 1) {
@@ -52,11 +42,8 @@ __global__ void first_add_during_load(const T* in, std::size_t n, T* block_sums)
     // end solution
     shared[tid] = sum;
     __syncthreads();
-    if (WHERE == RunningSum::Register) {
-        tree_sum(shared, sum, tid, blockDim.x, SyncThreads{});
-    } else {
-        shared_tree_sum(shared, tid, blockDim.x);
-    }
+    if constexpr (WHERE == RunningSum::Register) tree_sum(shared, sum, tid, blockDim.x, SyncThreads{});
+    else shared_tree_sum(shared, tid, blockDim.x);  // --running-sum shared (shared_running_sum.cuh)
     if (tid == 0) block_sums[blockIdx.x] = shared[0];
 }
 
@@ -68,10 +55,8 @@ constexpr unsigned kInputsPerThread = 2;
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     const unsigned block = config.block;
-    // --running-sum picks where the tree keeps a thread's sum; the default is the register.
-    const RunningSum where = chosen_as<RunningSum, T>(kRunningSum, config);
-    const auto kernel = where == RunningSum::Register ? first_add_during_load<T, RunningSum::Register>
-                                                      : first_add_during_load<T, RunningSum::Shared>;
+    const auto kernel = chosen_kernel<T>(kRunningSum, config, first_add_during_load<T, RunningSum::Register>,
+                                         first_add_during_load<T, RunningSum::Shared>);
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
                    kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);

@@ -1,25 +1,17 @@
 // reduce4: the last warp unrolled, without block-wide barriers
 //
-// solution (assignment 4): the idea, in the header (the sentences that give the answer)
 // reduce3 plus one idea. Once s <= 32 only warp 0 still adds, and one warp does not need
-// a __syncthreads() for the whole block to coordinate its own 32 threads. So the loop
-// stops at s = 64 and warp 0 finishes the last six steps (s = 32 ... 1) alone, ordering
-// them with __syncwarp(), which synchronizes just the warp's threads.
-// stub: // reduce3 plus one idea. Once s <= 32 only warp 0 still adds, and one warp does not need
-// stub: // a __syncthreads() for the whole block to coordinate its own 32 threads. Finish the last
-// stub: // steps with the synchronization a warp needs, and no more.
+// a __syncthreads() for the whole block to coordinate its own 32 threads.
+// solution (assignment 4): how, in the header (the sentences that give the answer)
+// So the loop stops at s = 64 and warp 0 finishes the last six steps (s = 32 ... 1) alone,
+// ordering them with __syncwarp(), which synchronizes just the warp's threads.
+// stub: // Finish the last steps with the synchronization a warp needs, and no more.
 // end solution
 //
-// Why __syncwarp() rather than nothing: before Volta the 32 threads of a warp ran in
-// lockstep, and the classic version of this code relied on it, with only `volatile` to
-// stop the compiler from keeping shared values in registers. Since Volta (compute
-// capability 7.0) every thread has its own program counter (independent thread
-// scheduling): nothing makes a lane write its slot before its neighbor reads it, so that
-// code is a data race. `--last-warp legacy-volatile` and `legacy-plain` run it
-// (legacy_last_warp.cuh); docs/04-sync-removal.md shows the wrong sums and racecheck's
-// report.
-//
-// Needs blockDim.x >= 64: the last warp starts by adding slot tid + 32.
+// Why __syncwarp() and not nothing: the classic code relied on a warp's 32 lanes running
+// in lockstep, which nothing guarantees since Volta (independent thread scheduling), so
+// that code is a data race. `--last-warp legacy-volatile` and `legacy-plain` run it
+// (legacy_last_warp.cuh); docs/04-sync-removal.md shows the wrong sums and racecheck's report.
 
 #include "legacy_last_warp.cuh"  // --last-warp legacy-volatile, legacy-plain: the variant and its code
 #include "stage.h"
@@ -83,11 +75,9 @@ constexpr unsigned kInputsPerThread = 2;
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     const unsigned block = config.block;
-    // --last-warp picks the pre-Volta code (legacy_last_warp.cuh); the default is correct.
-    const LastWarp mode = chosen_as<LastWarp, T>(kLastWarp, config);
-    const auto kernel = mode == LastWarp::SyncWarp         ? unroll_last_warp<T, LastWarp::SyncWarp>
-                        : mode == LastWarp::LegacyVolatile ? unroll_last_warp<T, LastWarp::LegacyVolatile>
-                                                           : unroll_last_warp<T, LastWarp::LegacyPlain>;
+    const auto kernel = chosen_kernel<T>(kLastWarp, config, unroll_last_warp<T, LastWarp::SyncWarp>,
+                                         unroll_last_warp<T, LastWarp::LegacyVolatile>,
+                                         unroll_last_warp<T, LastWarp::LegacyPlain>);
     run_passes(in, n, out, workspace, kInputsPerThread * block, stream,
                [&](const T* src, std::size_t count, T* dst, unsigned blocks) {
                    kernel<<<blocks, block, block * sizeof(T), stream>>>(src, count, dst);

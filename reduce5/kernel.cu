@@ -1,19 +1,14 @@
 // reduce5: the block size as a template parameter: the tree completely unrolled
 //
-// solution (assignment 5): the idea, in the header (the sentences that give the answer)
 // reduce4 plus one idea. The kernel takes its block size as a compile-time constant
-// BLOCK, so the tree's loop has a known trip count: the compiler unrolls it completely,
-// drops the loop counter and the tests whose answer it now knows (tid < s for a constant
-// s), and sizes nothing at run time. The launcher picks the instantiation for the block
-// size asked for (dispatch_block_size, common/stage.h).
-// stub: // reduce4 plus one idea. The kernel takes its block size as a compile-time constant
-// stub: // BLOCK, so that the compiler can unroll the tree completely and drop what it then knows
-// stub: // at compile time. The launcher must run the instantiation for the block size asked for.
+// BLOCK, so that the compiler can unroll the tree completely and drop what it then knows
+// at compile time. The launcher runs the instantiation for the block size asked for.
+// solution (assignment 5): how, in the header (the sentences that give the answer)
+// The tree's loop then has a known trip count: the compiler drops the loop counter and the
+// tests whose answer it now knows (tid < s for a constant s), and sizes nothing at run
+// time. dispatch_block_size (common/stage.h) turns the run-time block into a constant.
+// stub: // Look in common/stage.h for a way to turn a run-time block size into a constant.
 // end solution
-//
-// What it exposes: little is left to gain in the tree. The compiler already unrolled much
-// of reduce4, and the kernel now waits on memory, not on instructions
-// (docs/05-complete-unroll.md). reduce6 attacks the memory side.
 
 #include "stage.h"
 
@@ -33,11 +28,12 @@ __device__ T tree_sum(T* shared, T sum, unsigned tid) {
     // end solution
 }
 
-// The last six steps, by warp 0 alone. Every step writes, then reads: the first
-// __syncwarp() keeps a lane from overwriting a slot its neighbor has not yet read in the
-// step before, the second makes the writes visible to the warp before the read.
+// The last six steps, by warp 0 alone.
 template <typename T>
 __device__ T last_warp_sum(T* shared, T sum, unsigned tid) {
+    // Every step writes, then reads: the first __syncwarp() keeps a lane from overwriting a
+    // slot its neighbor has not yet read in the step before, the second makes the writes
+    // visible to the warp before the read.
     sum += shared[tid + 32];
 #pragma unroll
     for (unsigned s = 16; s > 0; s >>= 1) {

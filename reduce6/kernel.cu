@@ -1,23 +1,15 @@
 // reduce6: many elements per thread: a grid-stride loop over a fixed grid
 //
-// solution (assignment 6): the idea, in the header (the sentences that give the answer)
-// reduce5 plus one idea. Instead of one block per 2 x BLOCK values, the launcher starts
-// only as many blocks as the GPU holds at once (SMs x resident blocks per SM, from the
-// occupancy calculator), and each thread walks the whole input with a stride of the
-// whole grid, adding in a register as it goes. Per value, the tree, the barriers and the
-// block start-up now happen once per hundreds of values instead of once per 2 x BLOCK,
-// and every thread keeps loads in flight for as long as the input lasts. The grid's few
-// hundred partial sums are finished by one more launch of a single block.
-// stub: // reduce5 plus one idea. The launcher starts only as many blocks as the GPU holds at once
-// stub: // (SMs x resident blocks per SM, from the occupancy calculator), and each thread walks the
-// stub: // whole input with a stride of the whole grid, adding in a register as it goes, so that the
-// stub: // tree, the barriers and the block start-up are paid once per many values. The grid's
-// stub: // partial sums are finished by one more launch of a single block.
+// reduce5 plus one idea. The launcher starts only as many blocks as the GPU holds at once
+// (SMs x resident blocks per SM, from the occupancy calculator), and each thread walks the
+// whole input with a stride of the whole grid, adding in a register as it goes, so that the
+// tree, the barriers and the block start-up are paid once per hundreds of values instead of
+// once per 2 x BLOCK, and every thread keeps loads in flight for as long as the input lasts.
+// solution (assignment 6): how, in the header (the sentences that give the answer)
+// A step of the loop adds two values BLOCK apart, as reduce5's first add does, and the
+// same kernel, launched with one block, sums the grid's few hundred partial sums.
+// stub: // The grid's partial sums are finished by one more launch of a single block.
 // end solution
-//
-// What it exposes: the shared-memory tree is now a small part of the time; what is left
-// is how many bytes each thread keeps in flight and the second launch
-// (docs/06-grid-stride.md). reduce7 attacks both.
 
 #include "stage.h"
 
@@ -34,11 +26,12 @@ __device__ T tree_sum(T* shared, T sum, unsigned tid) {
     return sum;  // what shared[tid] holds, for the last warp
 }
 
-// The last six steps, by warp 0 alone. Every step writes, then reads: the first
-// __syncwarp() keeps a lane from overwriting a slot its neighbor has not yet read in the
-// step before, the second makes the writes visible to the warp before the read.
+// The last six steps, by warp 0 alone.
 template <typename T>
 __device__ T last_warp_sum(T* shared, T sum, unsigned tid) {
+    // Every step writes, then reads: the first __syncwarp() keeps a lane from overwriting a
+    // slot its neighbor has not yet read in the step before, the second makes the writes
+    // visible to the warp before the read.
     sum += shared[tid + 32];
 #pragma unroll
     for (unsigned s = 16; s > 0; s >>= 1) {
@@ -78,7 +71,7 @@ __global__ void grid_stride(const T* in, std::size_t n, T* block_sums) {
 // ---------------------------------------------------------------- launcher
 namespace {  // every stage names these three the same: only the kernel and the record say which stage
 
-constexpr unsigned kInputsPerThread = 2;  // per step of the grid-stride loop
+constexpr unsigned kInputsPerThread = 2;
 
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {

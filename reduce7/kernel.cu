@@ -15,19 +15,16 @@
 //    double: the same bits every run), so the whole reduction is one launch, not a second
 //    one that waits for the first to drain.
 //
-// solution (assignment 7): the idea, in the header (the sentences that give the answer)
-// The loads go in tiles: at each step a block reads kLoadsInFlight (4) x BLOCK contiguous
-// vectors, every thread issuing all its loads before adding any. The grid is never larger
+// The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors, one tile per block per
+// step, every thread issuing all its loads before adding any. The grid is never larger
 // than the number of tiles the input fills (the last one possibly in part), so a small
 // input gets few blocks and a cheap finish. Past that, the finish picks the grid: with the
 // atomic one every tile of 16 KiB or more gets its own block (measured faster at the
 // largest sizes); the finishes that add the blocks' partials keep reduce6's fixed grid.
-// stub: // The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors, one tile per block per
-// stub: // step, every thread issuing all its loads before adding any. The grid is never larger
-// stub: // than the number of tiles the input fills (the last one possibly in part), so a small
-// stub: // input gets few blocks and a cheap finish. Past that, the finish picks the grid: with
-// stub: // the atomic one every tile of 16 KiB or more gets its own block (measured faster at the
-// stub: // largest sizes); the finishes that add the blocks' partials keep reduce6's fixed grid.
+// solution (assignment 7): how, in the header (the sentence that gives the answer)
+// Thread t loads vectors t, t + BLOCK, t + 2 x BLOCK, ... of its block's tile, so each of
+// a warp's loads reads 32 consecutive vectors.
+// stub: // Work out which vectors of the tile each thread loads, so that a warp's loads stay contiguous.
 // end solution
 //
 // Its labelled variants (variants.cuh: --vec, --finish, --loads, --grid) are the experiments
@@ -169,12 +166,7 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
     dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
         const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
         if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
-        // The grid: never more blocks than tiles of work (the last one partial). The atomic
-        // finishes give each tile of 16 KiB or more its own block, and the block scheduler
-        // starts the next one wherever a slot frees; the finishes that add partials keep
-        // reduce6's fixed grid, one partial per block that fits at once (variants.cuh's
-        // choose_grid). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read
-        // faster so, 4 KiB tiles (--vec 1) half again slower.
+        // The grid: never more blocks than tiles of work; how many, the finish decides (choose_grid).
         constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
         const unsigned blocks = choose_grid<T>(config, ceil_div(n, kTileElements), kTileElements * sizeof(T),
                                                [&] { return resident_blocks(kernel, BLOCK, 0); });
@@ -186,8 +178,7 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
             CUDA_CHECK_LAUNCH();
         }
         if (finish == Finish::Pdl && blocks > 1) {  // the same second pass, launched early
-            launch_programmatic_dependent(kernel, 1, BLOCK, stream, block_sums, blocks, block_sums, out, blocks_done,
-                                          finish);
+            launch_programmatic_dependent(kernel, 1, BLOCK, stream, block_sums, blocks, block_sums, out, blocks_done, finish);
         }
     });
 }

@@ -204,11 +204,14 @@ constexpr Variant kGrid = {
     .timed_by_variants = false,
 };
 
-// The grid for `tiles` tiles of `tile_bytes` each. By default (--grid by-finish) the
-// atomic finishes (atomic, packed) give each tile of 16 KiB or more its own block; the
-// finishes that add partials keep reduce6's resident grid, asking `resident()` for the
-// number of blocks that fit on the GPU at once (only when needed). Also refuses a finish
-// the type cannot run (--finish packed: int only).
+// The grid for `tiles` tiles of `tile_bytes` each: never more blocks than tiles of work (the
+// last one partial). By default (--grid by-finish) the atomic finishes (atomic, packed)
+// give each tile of 16 KiB or more its own block, and the block scheduler starts the next
+// one wherever a slot frees; the finishes that add partials keep reduce6's resident grid,
+// one partial per block that fits at once, asking `resident()` for that number (only when
+// needed). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so,
+// 4 KiB tiles (--vec 1) half again slower. Also refuses a finish the type cannot run
+// (--finish packed: int only).
 template <typename T, typename Resident>
 unsigned choose_grid(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes, Resident&& resident) {
     const Finish finish = chosen_as<Finish, T>(kFinish, config);

@@ -23,7 +23,7 @@ set -uo pipefail
 out=${1:?usage: grading_gpu.sh OUT PART...}
 shift
 [[ $(id -u) -eq 0 ]] || { echo "grading_gpu.sh: run as root" >&2; exit 2; }
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit
 mkdir -p "$out/examples"
 out=$(realpath "$out")
 summary="$out/summary.txt"
@@ -31,13 +31,15 @@ examples=build/release/classroom/tests/grading/examples
 [[ -f $summary ]] || echo "# $(nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader | head -1)," \
   "commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}" >"$summary"
 
+# shellcheck source=scripts/lib/measure.sh
+source scripts/lib/measure.sh  # build_targets: the one build step of the scripts
 ctest_part() { ctest --test-dir build/release -R "^$1\$" --output-on-failure; }
 for part in "$@"; do
   log="$out/${part//[^A-Za-z0-9_]/_}.log"
   start=$SECONDS
   echo "$(date -u '+%H:%M:%S') $part started" >>"$summary"
   case "$part" in
-    build) (cmake --preset release && cmake --build --preset release --target classroom classroom_tests classroom_grading) >"$log" 2>&1 ;;
+    build) build_targets build/release classroom classroom_tests classroom_grading >"$log" 2>&1 ;;
     host) build/release/bin/classroom_tests --gtest_brief=1 >"$log" 2>&1 ;;
     host:*) build/release/bin/classroom_tests --gtest_brief=1 --gtest_filter="${part#host:}" >"$log" 2>&1 ;;
     grader[1-7]) ctest_part "classroom_grading_reduce${part#grader}" >"$log" 2>&1 ;;

@@ -233,7 +233,7 @@ do_counted() {
 # reduce7 beside CUB at every size from 2^13 (one CSV, a first column naming the build).
 do_cub() {
     local csv=$out/like_for_like.csv builds=(release) b t blk m
-    cmake --build "$build" --target small_inputs -j "$(nproc)" || return
+    build_targets "$build" small_inputs || return
     if [[ -d .cccl35 ]]; then
         BUILD_DIR=build/cccl scripts/cccl_wheel_build.sh small_inputs >"$out/cccl_build.log" 2>&1 || return
         builds+=(cccl)

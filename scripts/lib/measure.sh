@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by the measuring scripts (reproduce_results.sh, multi_gpu.sh, loads_sweep.sh,
-# grid_probe.sh, issue31_gpu.sh, lessons19_gpu.sh, small_inputs_gpu.sh): the helpers each
-# of them needs, written once, and their one build step.
+# grid_probe.sh, issue31_gpu.sh, lessons19_gpu.sh, small_inputs_gpu.sh; grading_gpu.sh for
+# its build): the helpers each of them needs, written once, and their one build step.
 #
 #   wanted PART            true when PART is one of "$parts", the parts asked for
 #   run CMD ...            prints "$ CMD ..." first, so that every file says how it was made

@@ -14,14 +14,17 @@
 // In a stage's kernel.cu every region belongs to that stage's assignment, and its stub
 // calls not_implemented() (common/stage.h), so the student's copy compiles, runs and fails
 // verification with a message that names the assignment. A region of comments only (a
-// prose region: the sentences of a stage's header that state its solution) has comment
-// stubs instead, which say what to achieve, and becomes just those lines, no TODO line:
+// prose region: the sentences of a stage's header that say how its idea is done) has
+// comment stubs instead, which say what the student is to work out, and becomes just those
+// lines, no TODO line:
 //
 //     // solution (assignment 2): how, in the header
 //     // ...the sentences that give the answer...
-//     // stub: // ...a sentence that says what the kernel must achieve...
-//     // end solution Regions elsewhere (the tests
-// whose expectations are an assignment's answer) may have no stub: they are left out.
+//     // stub: // ...a sentence that says what to work out...
+//     // end solution
+//
+// Regions elsewhere (the tests whose expectations are an assignment's answer) may have no
+// stub: they are left out.
 #pragma once
 
 #include <stdexcept>

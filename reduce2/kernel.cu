@@ -1,10 +1,10 @@
 // reduce2: sequential addressing: no bank conflicts
 //
-// reduce1 plus one idea. In reduce1 the 32 threads of a warp touch words 2s apart, and
-// words 32 apart share a bank: 2-way, 4-way, ... bank conflicts as s grows. Now at every
-// step a warp's 32 threads touch 32 consecutive words, one per bank, and the adding
-// threads stay contiguous (whole warps; only once fewer than 32 threads add is one warp
-// partly active).
+// reduce1 plus one idea. In reduce1 the lanes of a warp that add at a step touch words
+// spread apart in shared memory, and words 32 apart share a bank: bank conflicts, up to
+// 8-way in a 256-thread block. Now at every step a warp's 32 threads touch 32 consecutive
+// words, one per bank, and the adding threads stay contiguous (whole warps; only once
+// fewer than 32 threads add is one warp partly active).
 // solution (assignment 2): how, in the header (the sentence that gives the answer)
 // The tree now starts with the widest step: at step s = blockDim.x / 2, ..., 2, 1, thread
 // tid < s adds slot tid + s into slot tid.

@@ -3,11 +3,12 @@
 // reduce2 plus one idea: a thread's sum lives in a register. Each thread adds two input
 // values as it loads them, before anything reaches shared memory. A block now covers
 // 2 x blockDim.x values: half as many blocks, and no thread is idle at the first add.
-// solution (assignment 3): how, in the header (the sentences that give the answer)
-// The two values are blockDim.x apart. Through the tree the thread keeps adding into the
-// same register and only stores it for the others to read, so a step loads one value from
-// shared memory (its partner's), not two.
-// stub: // Through the tree a step loads from shared memory only what it cannot hold itself.
+// Through the tree the thread keeps adding into the same register and only stores it for
+// the others to read, so a step loads one value from shared memory (its partner's), not two.
+// solution (assignment 3): how, in the header (the sentence that gives the answer)
+// With i = blockIdx.x x 2 x blockDim.x + tid, sum starts as in[i] (0 where i >= n) and
+// adds in[i + blockDim.x] where i + blockDim.x < n.
+// stub: // Work out the two indices, and what a thread adds where one of them lies past n.
 // end solution
 
 #include "shared_running_sum.cuh"  // --running-sum shared: reduce2's tree, to measure the idea's two halves apart

@@ -8,10 +8,9 @@
 // stub: // Finish the last steps with the synchronization a warp needs, and no more.
 // end solution
 //
-// Why __syncwarp() and not nothing: the classic code relied on a warp's 32 lanes running
-// in lockstep, which nothing guarantees since Volta (independent thread scheduling), so
-// that code is a data race. `--last-warp legacy-volatile` and `legacy-plain` run it
-// (legacy_last_warp.cuh); docs/04-sync-removal.md shows the wrong sums and racecheck's report.
+// Why __syncwarp() and not nothing: the classic code (--last-warp legacy-volatile) relied on
+// lockstep lanes and `volatile`, and nothing guarantees lockstep since Volta: a data race,
+// exact on the H100 in every run but found by racecheck; legacy-plain, without volatile, sums wrong.
 
 #include "legacy_last_warp.cuh"  // --last-warp legacy-volatile, legacy-plain: the variant and its code
 #include "stage.h"

@@ -4,9 +4,9 @@
 // BLOCK, so that the compiler can unroll the tree completely and drop what it then knows
 // at compile time. The launcher runs the instantiation for the block size asked for.
 // solution (assignment 5): how, in the header (the sentences that give the answer)
-// The tree's loop then has a known trip count: the compiler drops the loop counter and the
-// tests whose answer it now knows (tid < s for a constant s), and sizes nothing at run
-// time. dispatch_block_size (common/stage.h) turns the run-time block into a constant.
+// The tree's loop then has a known trip count: the compiler drops the loop counter, the
+// loop's test and its branch, and each step's tid < s becomes a compare with a constant.
+// dispatch_block_size (common/stage.h) turns the run-time block into a constant.
 // stub: // Look in common/stage.h for a way to turn a run-time block size into a constant.
 // end solution
 

@@ -18,23 +18,20 @@
 // The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors, one tile per block per
 // step, every thread issuing all its loads before adding any. The grid is never larger
 // than the number of tiles the input fills (the last one possibly in part), so a small
-// input gets few blocks and a cheap finish. Past that, the finish picks the grid: with the
-// atomic one every tile of 16 KiB or more gets its own block (measured faster at the
-// largest sizes); the finishes that add the blocks' partials keep reduce6's fixed grid.
+// input gets few blocks and a cheap finish. Past that, the finish picks the grid: with an
+// atomic finish (atomic, packed) every tile of 16 KiB or more gets its own block (measured
+// faster at the largest sizes); the finishes that add partials keep reduce6's fixed grid.
 // solution (assignment 7): how, in the header (the sentence that gives the answer)
-// Thread t loads vectors t, t + BLOCK, t + 2 x BLOCK, ... of its block's tile, so each of
-// a warp's loads reads 32 consecutive vectors.
-// stub: // Work out which vectors of the tile each thread loads, so that a warp's loads stay contiguous.
+// A warp's five shuffle steps add the value 16, 8, 4, 2 and 1 lanes further down, so lane
+// 0 ends with the warp's sum.
+// stub: // Work out how far down each of a warp's five shuffle steps reaches.
 // end solution
-//
-// Its labelled variants (variants.cuh: --vec, --finish, --loads, --grid) are the experiments
-// of docs/07-shuffles-vectors.md that show what each idea is worth; --finish pdl, docs/11.
 
 #include <cuda/atomic>
 
 #include <cstdint>
 
-#include "variants.cuh"             // the variants, the finishes' names and the vector types, apart from the lesson
+#include "variants.cuh"             // --vec, --finish, --loads, --grid (docs/07's experiments; pdl: docs/11), vector types
 #include "programmatic_launch.cuh"  // --finish pdl's launch, apart from the lesson
 #include "stage.h"
 
@@ -166,7 +163,7 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
     dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
         const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
         if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
-        // The grid: never more blocks than tiles of work; how many, the finish decides (choose_grid).
+        // The grid: never more blocks than tiles of work; the finish, the tile's size and --grid decide (choose_grid).
         constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
         const unsigned blocks = choose_grid<T>(config, ceil_div(n, kTileElements), kTileElements * sizeof(T),
                                                [&] { return resident_blocks(kernel, BLOCK, 0); });

@@ -209,8 +209,9 @@ constexpr Variant kGrid = {
 // give each tile of 16 KiB or more its own block, and the block scheduler starts the next
 // one wherever a slot frees; the finishes that add partials keep reduce6's resident grid,
 // one partial per block that fits at once, asking `resident()` for that number (only when
-// needed). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so,
-// 4 KiB tiles (--vec 1) half again slower. Also refuses a finish the type cannot run
+// needed). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so at
+// 2^28 and above, on some machines only within the spread; 4 KiB tiles (--vec 1) took 1.5x
+// (int) to 1.65x (float) the fixed grid's time. Also refuses a finish the type cannot run
 // (--finish packed: int only).
 template <typename T, typename Resident>
 unsigned choose_grid(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes, Resident&& resident) {

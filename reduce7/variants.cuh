@@ -50,14 +50,14 @@ constexpr Variant kFinish = {
     .name = "finish",
     .value_name = "F",
     .choices = kFinishChoices,
-    .help = "two-pass | atomic | last-block | pdl | packed (default: atomic for int,\n"
+    .help = "two-pass | atomic | last-block | pdl | packed (default: packed for int,\n"
             "last-block for float and double: the fastest that gives the same bits every run;\n"
             "pdl: two-pass with Programmatic Dependent Launch, compute capability 9.0 and newer;\n"
             "packed: int only, the atomic finish without the result's memset)",
     // The fastest finish that gives the same bits on every run. Integer addition is
     // associative, so atomics are deterministic for int; for float and double the order of
     // the atomic adds varies from run to run, and so would the rounding.
-    .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "atomic" : "last-block"; },
+    .default_for = [](ValueType type) -> std::string_view { return type == ValueType::Int32 ? "packed" : "last-block"; },
     .unsupported = [](std::string_view finish, ValueType type) -> std::string {
         if (finish != "packed" || type == ValueType::Int32) return "";
         return "--finish packed adds 32-bit integers in halves of one 64-bit word: int only, not " +

@@ -157,7 +157,7 @@ if wanted sass; then
         run scripts/sass.sh reduce4 'unroll_last_warp<int, (LastWarp)1>' >"$out/sass_reduce4_legacy_volatile.txt"
         run scripts/sass.sh reduce4 'unroll_last_warp<int, (LastWarp)2>' >"$out/sass_reduce4_legacy_plain.txt"
         run scripts/sass.sh reduce6 'grid_stride<256u, int>' >"$out/sass_reduce6.txt"
-        run scripts/sass.sh reduce7 'shuffle_vector_single_pass<256u, 4, int>' >"$out/sass_reduce7.txt"
+        run scripts/sass.sh reduce7 'shuffle_vector_single_pass<512u, 4, int>' >"$out/sass_reduce7.txt"
     else
         echo "cuobjdump not found: no SASS" | tee "$out/sass_reduce1.txt"
     fi

@@ -121,7 +121,7 @@ TEST(HarnessKnowsNoStage, TheStagesKeepTheLabelsOfTheResults) {
     if (!find_stage("reduce7")) GTEST_SKIP() << "a classroom tree without reduce3 ... reduce7";
     EXPECT_EQ(labels_of("reduce3", ValueType::Float32, true), (Labels{"", "running-sum=shared"}));
     EXPECT_EQ(labels_of("reduce4", ValueType::Float32, true), (Labels{""}));  // the legacy races are not timed
-    EXPECT_EQ(labels_of("reduce7", ValueType::Int32, false), (Labels{"vec=4 finish=atomic"}));
+    EXPECT_EQ(labels_of("reduce7", ValueType::Int32, false), (Labels{"vec=4 finish=packed"}));
     EXPECT_EQ(labels_of("reduce7", ValueType::Float32, false), (Labels{"vec=4 finish=last-block"}));
     EXPECT_EQ(labels_of("reduce7", ValueType::Float64, false), (Labels{"vec=2 finish=last-block"}));
     EXPECT_EQ(labels_of("reduce7", ValueType::Float64, true),

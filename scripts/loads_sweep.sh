@@ -48,7 +48,7 @@ if wanted sweep; then
                 for k in 22 24 26 28 30; do
                     for loads in "${loads_choices[@]}"; do
                         echo "loads_sweep.sh: $stage --loads $loads $type 2^$k (repetition $repetition)" >&2
-                        $build/bin/$stage --no-baseline --type $type --n 2^$k --loads "$loads" --grid resident --iters "$iters" --csv |
+                        $build/bin/$stage --no-baseline --type $type --n 2^$k --block 256 --loads "$loads" --grid resident --iters "$iters" --csv |
                             awk -v l="$loads" -v r="$repetition" -v first="$([[ -s $csv ]] && echo 0 || echo 1)" '
                                 NR == 1 { if (first) print "loads,repetition," $0; next }
                                 { print l "," r "," $0 }' >>"$csv"
@@ -73,7 +73,7 @@ if wanted ncu; then
             for loads in 1 4 16; do
                 echo "loads_sweep.sh: ncu $stage --loads $loads int 2^$k" >&2
                 if ! ncu_first_launch "$tmp/raw.csv" "$tmp/log" "$metrics" "^${kernel[$stage]}" \
-                        $build/bin/$stage --no-baseline --type int --n 2^$k --loads "$loads" --grid resident --iters 1 --warmup 0; then
+                        $build/bin/$stage --no-baseline --type int --n 2^$k --block 256 --loads "$loads" --grid resident --iters 1 --warmup 0; then
                     echo "loads_sweep.sh: ncu failed on $stage --loads $loads 2^$k:" >&2
                     tail -5 "$tmp/log" "$tmp/raw.csv" >&2 2>/dev/null || true
                     exit 3

@@ -124,7 +124,7 @@ constexpr int kDefaultLoadsInFlight = 4;  // independent vector loads each threa
 
 // --loads (kLoads below) reaches the kernel as LOADS...: empty for the
 // default, so that the kernel that runs by default keeps its name,
-// shuffle_vector_single_pass<256u, 4, int>, which scripts/sass.sh and the profiles look for.
+// shuffle_vector_single_pass<512u, 4, int> (<256u, 4, int> at --block 256), which scripts/sass.sh and the profiles look for.
 template <int... LOADS>
 __host__ __device__ constexpr int loads_in_flight() {
     return sizeof...(LOADS) == 0 ? kDefaultLoadsInFlight : (0 + ... + LOADS);

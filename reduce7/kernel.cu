@@ -15,13 +15,12 @@
 //    double: the same bits every run), so the whole reduction is one launch, not a second
 //    one that waits for the first to drain.
 //
-// The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors, one tile per block per
-// step, every thread issuing all its loads before adding any; 512 threads a block by
-// default (32 KiB tiles of 16-byte loads). The grid is never larger than the number of
-// tiles the input fills (the last one possibly in part), so a small input gets few blocks
-// and a cheap finish. Past that, the finish picks the grid: with an atomic finish (atomic,
-// packed) every tile of 16 KiB or more gets its own block (measured faster at the largest
-// sizes); the finishes that add partials keep reduce6's fixed grid.
+// The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors (32 KiB at the default 512
+// threads), every thread issuing all its loads before adding any. The grid is never larger
+// than the number of tiles the input fills (the last one possibly in part), so a small
+// input gets few blocks and a cheap finish. Past that, the finish picks the grid: with an
+// atomic finish (atomic, packed) every tile of 16 KiB or more gets its own block (measured
+// faster at the largest sizes); the finishes that add partials keep reduce6's fixed grid.
 // solution (assignment 7): how, in the header (the sentence that gives the answer)
 // A warp's five shuffle steps add the value 16, 8, 4, 2 and 1 lanes further down, so lane
 // 0 ends with the warp's sum.

@@ -38,8 +38,9 @@
 
 namespace ops {
 
-// Two copies, kept in step: this kernel repeats reduce7/kernel.cu's tile loop, load count,
-// counter bytes and last-block finish, with Op::combine for "+". reduce7's stays the
+// Two copies, kept in step: this kernel repeats reduce7/kernel.cu's tile loop, load count
+// and last-block finish, with Op::combine for "+" (the finish's case of one group: this
+// grid is always the resident one, whose partials fit one of reduce7's groups). reduce7's stays the
 // readable lesson (and its classroom assignment); tests/host/test_copies_in_step.cpp fails
 // when a line of the shared protocol changes in one and not in the other.
 constexpr int kLoadsInFlight = 4;  // independent vector loads each thread issues before combining
@@ -214,7 +215,7 @@ __global__ void __launch_bounds__(BLOCK)
 
     acc = BlockReduce::template reduce<BLOCK, Op>(acc);
 
-    // The finish: reduce7's last block, kept in step with it. One block: its result is the answer. Otherwise every
+    // The finish: reduce7's last block for one group, kept in step with it. One block: its result is the answer. Otherwise every
     // block writes its partial and counts itself done (release); the block that counts last
     // (acquire: it sees every partial) combines them in block order, the same every run.
     // The counter is reset by that block, so a workspace serves one reduction at a time.

@@ -43,6 +43,7 @@ enum class Finish {
     LastBlock,  // the last block to finish sums the partials, in order (deterministic)
     Pdl,        // two-pass, the second launch scheduled while the first runs (sm_90+, deterministic)
     Packed,     // int: each block adds its sum and a count into one 64-bit word; no memset (below)
+    PackedFenced,  // Packed after a fence: what the launcher runs for Packed on a long input (choose_grid)
 };
 
 constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl", "packed"};  // in the order of enum Finish
@@ -76,10 +77,14 @@ constexpr Variant kFinish = {
 // 0.7 us a launch: docs/results/grid_layout_95866ca/); this one does not, and needs no
 // fence, since one word carries both (a count in a word of its own, with an acquire-release
 // per block, cost more than the memset: docs/results/grid_layout_fcb7c24/).
+// On a long input (choose_grid) the launcher runs it as PackedFenced: a __threadfence() before
+// the add, which nothing here needs for correctness. It read 0.2% faster at 2^30 and 0.7%
+// slower at 2^26 (docs/results/finish_fence_e1/; why a fence helps was not isolated).
 // Thread 0 of each block holds the block's sum; the other threads return.
 template <typename T>
-__device__ void packed_finish(T sum, T* out, unsigned* workspace_word) {
+__device__ void packed_finish(T sum, T* out, unsigned* workspace_word, Finish finish) {
     if (threadIdx.x != 0) return;
+    if (finish == Finish::PackedFenced) __threadfence();
     if constexpr (std::is_integral_v<T> && sizeof(T) == 4) {
         auto* word = reinterpret_cast<unsigned long long*>(workspace_word);  // 256-byte aligned
         const unsigned long long mine = (static_cast<unsigned long long>(static_cast<unsigned>(sum)) << 32) + 1ull;
@@ -91,6 +96,11 @@ __device__ void packed_finish(T sum, T* out, unsigned* workspace_word) {
     }
 }
 
+
+// The last-block finish (kernel.cu) adds the partials in groups of kGroup, a block at a time:
+// a resident grid's partials (at most 2,048 threads an SM / BLOCK x the SMs: 528 at block 512
+// on the H100) make one group, a grid of one block per tile's (131,072 at 2^30 floats) two levels.
+constexpr unsigned kGroup = 4096;
 
 // VEC values of T loaded by one instruction: int4, float4, double2, ...
 template <typename T, int VEC> struct Vector { using type = T; };
@@ -198,36 +208,53 @@ constexpr Variant kGrid = {
     .value_name = "G",
     .choices = kGridChoices,
     .help = "by-finish | resident | one-shot (default by-finish: one-shot with\n"
-            "--finish atomic or packed and tiles of 16 KiB or more, else resident; resident:\n"
-            "no more blocks than fit at once, each striding over the tiles; one-shot: one\n"
+            "--finish atomic or packed and tiles of 16 KiB or more, and with last-block on\n"
+            "inputs of 32 or more tiles per resident block; else resident; resident: no\n"
+            "more blocks than fit at once, each striding over the tiles; one-shot: one\n"
             "block per tile)",
     .timed_by_variants = false,
+};
+
+// A long input: at least this many tiles per block that fits on the GPU at once (2^28 and
+// more 4-byte elements at block 256 or 512 on the H100; 2^26 is 15.5).
+constexpr std::size_t kLongInputWaves = 32;
+
+// The grid and the finish a launch runs.
+struct GridAndFinish {
+    unsigned blocks;
+    Finish finish;
 };
 
 // The grid for `tiles` tiles of `tile_bytes` each: never more blocks than tiles of work (the
 // last one partial). By default (--grid by-finish) the atomic finishes (atomic, packed)
 // give each tile of 16 KiB or more its own block, and the block scheduler starts the next
-// one wherever a slot frees; the finishes that add partials keep reduce6's resident grid,
-// one partial per block that fits at once, asking `resident()` for that number (only when
-// needed). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so at
-// 2^28 and above, on some machines only within the spread; 4 KiB tiles (--vec 1) took 1.5x
-// (int) to 1.65x (float) the fixed grid's time. Also refuses a finish the type cannot run
-// (--finish packed: int only).
+// one wherever a slot frees; so does last-block on a long input (its partials then add up
+// by groups: kGroup); two-pass and pdl, whose second launch reads every partial with one
+// block, keep reduce6's resident grid, one partial per block that fits at once (`resident()`
+// counts them). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so
+// at 2^28 and above, on some machines only within the spread; 4 KiB tiles (--vec 1) took 1.5x
+// (int) to 1.65x (float) the fixed grid's time; last-block by groups after one block per tile
+// read faster than on the resident grid at 2^28 and 2^30 and level or slower below
+// (docs/results/finish_fence_e1/). packed on a long input runs as PackedFenced (packed_finish).
+// Also refuses a finish the type cannot run (--finish packed: int only).
 template <typename T, typename Resident>
-unsigned choose_grid(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes, Resident&& resident) {
+GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes, Resident&& resident) {
     const Finish finish = chosen_as<Finish, T>(kFinish, config);
     if (const std::string why = kFinish.unsupported(kFinishChoices[static_cast<int>(finish)], value_type_of<T>());
         !why.empty()) {
         throw std::invalid_argument(why);
     }
+    const bool long_input = tiles >= kLongInputWaves * resident();
     const bool adds_atomically = finish == Finish::Atomic || finish == Finish::Packed;
-    const bool one_block_per_tile = adds_atomically && tile_bytes >= 16 * 1024;
+    const bool one_block_per_tile =
+        (adds_atomically && tile_bytes >= 16 * 1024) || (finish == Finish::LastBlock && long_input);
+    const Finish launched = finish == Finish::Packed && long_input ? Finish::PackedFenced : finish;
     const Grid grid = chosen_as<Grid, T>(kGrid, config);
     if (grid == Grid::OneShot || (grid == Grid::ByFinish && one_block_per_tile)) {
         if (tiles > 0x7fffffffu) throw std::invalid_argument("a one-shot grid of more than 2^31 - 1 blocks");
-        return static_cast<unsigned>(tiles);
+        return {static_cast<unsigned>(tiles), launched};
     }
-    return static_cast<unsigned>(std::min<std::size_t>(tiles, resident()));
+    return {static_cast<unsigned>(std::min<std::size_t>(tiles, resident())), launched};
 }
 
 // A kernel's shape, as the launcher's lambda receives it from dispatch_shape below.

@@ -21,7 +21,7 @@
 #             the same run, the harness's flushed timing, 100 runs, int and float, 3 sizes
 #   peers     peers.csv: torch.sum and cupy.sum (scripts/peers.py; says so if neither is installed)
 #   finishes  reduce7_finishes.csv: reduce7 --block 512, float and double, --finish last-block
-#             --grid resident and --finish two-pass --grid one-shot, 2^26 ... 2^30, both methods
+#             on --grid resident and one-shot, 2^24 ... 2^30, both methods
 #   shapes    reduce7_shapes.csv: reduce7 --grid one-shot --finish atomic, int 2^30, with
 #             --block 256, 512, 1024 and --loads 1, 2, 8, 16: which tile a one-block-per-tile
 #             grid reads fastest, both methods
@@ -148,12 +148,13 @@ do_grid() {
     provenance "scripts/issue31_gpu.sh $out (grid: reduce7 --grid G --finish F --timing M --iters 100 flushed, 10 batches of 100 back-to-back --warmup 20 --csv)" >>"$csv"
 }
 
-# float's and double's deterministic finishes at block 512 on either grid (last-block on the
-# resident grid, two-pass with a block per tile), 2^26 ... 2^30, both methods: whether a
-# per-size choice between the two would lead at every size (issue 31).
+# float's and double's deterministic default, last-block, at block 512 on either grid (the
+# resident one, and one block per tile, where its partials add up by groups), 2^24 ... 2^30,
+# both methods: where the default's switch to one block per tile (a long input:
+# reduce7/variants.cuh, kLongInputWaves) should be (issue 31).
 do_finishes() {
     local csv=$out/reduce7_finishes.csv run n
-    local sizes="67108864 100663296 134217728 201326592 268435456" runs=()
+    local sizes="16777216 67108864 100663296 134217728 201326592 268435456" runs=()
     for n in $sizes 1073741824; do runs+=("float $n"); done
     for n in $sizes; do runs+=("double $n"); done
     : >"$csv"
@@ -162,7 +163,7 @@ do_finishes() {
         set -- $run
         for m in flushed back-to-back; do
             reduce7_rows "$csv" "$m" --type "$1" --n "$2" --block 512 --finish last-block --grid resident || return
-            reduce7_rows "$csv" "$m" --type "$1" --n "$2" --block 512 --finish two-pass --grid one-shot || return
+            reduce7_rows "$csv" "$m" --type "$1" --n "$2" --block 512 --finish last-block --grid one-shot || return
         done
     done
     # shellcheck source=scripts/lib/provenance.sh

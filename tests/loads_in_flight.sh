@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # reduce7 --loads N keeps N 16-byte loads in flight: in the SASS of each variant (int and
-# float, block 256, 16-byte vectors), the number of LDG.E.128 issued before the first
-# instruction that uses one is N (scripts/count_loads_before_use.sh). Before the variants
-# had __launch_bounds__(256, 1), ptxas issued 4 of 8 or 16 (reduce7/variants.cuh).
+# float, block 256, 16-byte vectors), and of the default (4) at the default block 512, the
+# number of LDG.E.128 issued before the first instruction that uses one is N
+# (scripts/count_loads_before_use.sh). Before the variants had __launch_bounds__(256, 1),
+# ptxas issued 4 of 8 or 16 (reduce7/variants.cuh); with the last-block finish inlined in
+# its loop over levels, it issued 3 of the default's 4 (reduce7/kernel.cu).
 #
 #   tests/loads_in_flight.sh BINARY REPOSITORY
 # Skips (a line starting "SKIPPED:") without cuobjdump or without sm_90 code in BINARY.
@@ -13,17 +15,19 @@ command -v cuobjdump >/dev/null || { echo "SKIPPED: cuobjdump not found (CUDA To
 elves=$(cuobjdump -lelf "$binary" 2>/dev/null)
 [[ $elves == *sm_90* ]] || { echo "SKIPPED: $binary has no sm_90 code (configure with CUDAARCHS including 90)"; exit 0; }
 failed=0
+# "BLOCK LOADS" pairs: every --loads at block 256, and the default (4) at the default block 512.
 for type in int float; do
-    for loads in 4 1 2 8 16; do
+    for shape in "256 4" "256 1" "256 2" "256 8" "256 16" "512 4"; do
+        read -r block loads <<<"$shape"
         suffix=$([[ $loads == 4 ]] && echo "" || echo ", $loads")
-        kernel="shuffle_vector_single_pass<256u, 4, $type$suffix>("
+        kernel="shuffle_vector_single_pass<${block}u, 4, $type$suffix>("
         line=$("$repo/scripts/count_loads_before_use.sh" "$binary" "$kernel" --arch sm_90 | grep before_first_use) || {
             echo "FAILED: no SASS count for $kernel"; failed=1; continue; }
         got=$(sed -n 's/.*before_first_use=\([0-9]*\).*/\1/p' <<<"$line")
         if [[ $got == "$loads" ]]; then
-            echo "ok: $type --loads $loads: $got loads before the first use"
+            echo "ok: $type --block $block --loads $loads: $got loads before the first use"
         else
-            echo "FAILED: $type --loads $loads: $got loads before the first use, not $loads ($line)"
+            echo "FAILED: $type --block $block --loads $loads: $got loads before the first use, not $loads ($line)"
             failed=1
         fi
     done

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace grid_probe {
 
@@ -79,7 +80,14 @@ __device__ __forceinline__ T block_sum(T value) {
 // done; the block that counts last copies the total to the result and zeroes the total
 // and the count for the next launch, so nothing needs zeroing between launches (no memset
 // node). Partials: each block writes its sum, a second launch adds them in order.
-enum class Finish { Atomic, Counted, Partials, PartialsAndAtomic };
+// Packed (int): reduce7's --finish packed, the sum and a count in one 64-bit word (one atomic
+// a block, no fence, no memset). Fenced: Atomic after a __threadfence() (what a fence at the
+// block's end costs or buys, alone). Grouped: deterministic like Partials, in one launch: every
+// block writes its partial and counts itself done in its group of BLOCK blocks; the last of a
+// group adds the group's partials (one a thread) and counts the group done; the last group's
+// finisher adds the groups' sums, in order. A fence and a counter atomic a block, as reduce7's
+// last-block, but no block ever reads more than BLOCK partials at once.
+enum class Finish { Atomic, Counted, Partials, PartialsAndAtomic, Packed, Fenced, Grouped };
 
 // One block's record for --trace-blocks: on which SM it ran and when (the GPU's
 // nanosecond clock, the same on every SM; clock64() would count one SM's cycles).
@@ -107,7 +115,9 @@ struct Args {
     BlockTrace* trace;    // null unless --trace-blocks
     unsigned long long* next_tile;  // resident-dynamic's counter (zeroed before each launch), else null
     void* total;            // Counted: the running total (zero between launches)
-    unsigned* blocks_done;  // Counted: blocks finished so far (zero between launches)
+    unsigned* blocks_done;  // Counted: blocks finished so far; Grouped: [0] groups done, [1 + g] group g's blocks (zero between launches)
+    unsigned long long* packed_word;  // Packed: (sum << 32) + count (zero between launches)
+    void* group_sums;       // Grouped: one per group of BLOCK blocks
 };
 
 // The elements after the last whole vector (fewer than 4): block 0's first threads.
@@ -117,11 +127,63 @@ __device__ __forceinline__ T leftover(const Args& a) {
     return (blockIdx.x == 0 && at < a.n) ? static_cast<const T*>(a.in)[at] : T(0);
 }
 
+// Finish::Grouped, called by every thread of the block; thread 0 holds the block's sum.
+template <unsigned BLOCK, typename T>
+__device__ void grouped_finish(T sum, const Args& a) {
+    __shared__ bool last;
+    T* partials = static_cast<T*>(a.partials);
+    T* group_sums = static_cast<T*>(a.group_sums);
+    const unsigned group = blockIdx.x / BLOCK, first = group * BLOCK;
+    const unsigned in_group = gridDim.x - first < BLOCK ? gridDim.x - first : BLOCK;
+    const unsigned groups = (gridDim.x + BLOCK - 1) / BLOCK;
+    if (threadIdx.x == 0) {  // the release of the count covers the partial (as reduce7's last-block)
+        partials[blockIdx.x] = sum;
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> done(a.blocks_done[1 + group]);
+        last = done.fetch_add(1u, cuda::memory_order_acq_rel) == in_group - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    T group_sum = threadIdx.x < in_group ? __ldcg(partials + first + threadIdx.x) : T(0);
+    group_sum = block_sum<BLOCK>(group_sum);
+    if (threadIdx.x == 0) {
+        a.blocks_done[1 + group] = 0;  // ready for the next launch
+        group_sums[group] = group_sum;
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> done(a.blocks_done[0]);
+        last = done.fetch_add(1u, cuda::memory_order_acq_rel) == groups - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    T total = T(0);
+    for (unsigned g = threadIdx.x; g < groups; g += BLOCK) total += __ldcg(group_sums + g);
+    total = block_sum<BLOCK>(total);
+    if (threadIdx.x == 0) {
+        *static_cast<T*>(a.out) = total;
+        a.blocks_done[0] = 0;
+    }
+}
+
 template <unsigned BLOCK, typename T>
 __device__ __forceinline__ void finish_block(T sum, const Args& a, Finish finish, unsigned long long start_ns) {
     sum = block_sum<BLOCK>(sum);
+    if (finish == Finish::Grouped) {
+        grouped_finish<BLOCK>(sum, a);
+        if (a.trace && threadIdx.x == 0) a.trace[blockIdx.x] = BlockTrace{start_ns, global_ns(), sm_id()};
+        return;
+    }
     if (threadIdx.x != 0) return;
-    if (finish == Finish::Counted) {
+    if (finish == Finish::Packed) {
+        if constexpr (sizeof(T) == 4 && std::is_integral_v<T>) {
+            const unsigned long long mine = (static_cast<unsigned long long>(static_cast<unsigned>(sum)) << 32) + 1ull;
+            const unsigned long long before = atomicAdd(a.packed_word, mine);
+            if (static_cast<unsigned>(before) == gridDim.x - 1) {
+                *static_cast<T*>(a.out) = static_cast<T>(static_cast<unsigned>(before >> 32) + static_cast<unsigned>(sum));
+                *a.packed_word = 0;
+            }
+        }
+    } else if (finish == Finish::Fenced) {
+        __threadfence();
+        atomicAdd(static_cast<T*>(a.out), sum);
+    } else if (finish == Finish::Counted) {
         // The add happens before this block's release of the count; the last block's acquire
         // sees every block's count, so every add (one release sequence on the count).
         T* total = static_cast<T*>(a.total);

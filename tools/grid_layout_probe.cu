@@ -118,7 +118,7 @@ struct Layout {
     bool dynamic = false;  // takes its tiles from a counter (resident-dynamic)
     bool bulk_copy = false;  // Hopper's cp.async.bulk: sm_90 and later
     bool zero_each_run = false;  // a memset of the result before every launch, timed (reduce7's atomic finish)
-    bool counted = false;        // int's finish through a total and a count, no memset (Finish::Counted)
+    std::optional<Finish> finish = std::nullopt;  // another finish than the type's usual one (int Atomic, float Partials)
 };
 
 template <typename T>
@@ -136,6 +136,7 @@ std::vector<Layout> layouts(bool with_loads) {
         {"bulk-resident", bulk_copied_tiles<256, 2, T>, 256, kTile, Layout::Resident, 0, false, false, false, true},
         {"bulk-one-shot", bulk_copied_tiles<256, 1, T>, 256, kTile, Layout::OneShot, 0, false, false, false, true},
     };
+    const Layout one_shot_512x4 = list[5];  // the others' base: reduce7's default tile
     for (int k : {2, 4, 8}) {
         list.push_back({"one-shot-waves-k" + std::to_string(k), strided_tiles<256, 4, T>, 256, kTile, Layout::Waves, k});
     }
@@ -151,9 +152,16 @@ std::vector<Layout> layouts(bool with_loads) {
         }
     }
     if constexpr (std::is_same_v<T, int>) {
-        Layout counted{"one-shot-512x4+counted", strided_tiles<512, 4, T>, 512, 4 * 512, Layout::OneShot};
-        counted.counted = true;
+        Layout counted = one_shot_512x4;
+        counted.label += "+counted";
+        counted.finish = Finish::Counted;
         list.insert(list.begin() + 7, counted);  // after one-shot-512x4+memset
+        Layout packed = counted, fenced = counted;
+        packed.label = "one-shot-512x4+packed";
+        packed.finish = Finish::Packed;
+        fenced.label = "one-shot-512x4+fenced";
+        fenced.finish = Finish::Fenced;
+        list.insert(list.begin() + 8, {packed, fenced});
     }
     if constexpr (std::is_same_v<T, float>) {  // reduce7's atomic finish, for float too
         std::vector<Layout> atomic;
@@ -165,6 +173,14 @@ std::vector<Layout> layouts(bool with_loads) {
         }
         list.insert(list.end(), atomic.begin(), atomic.end());
     }
+    Layout grouped = one_shot_512x4;
+    grouped.label += "+grouped";
+    grouped.finish = Finish::Grouped;
+    list.push_back(grouped);
+    Layout grouped_resident = grouped;  // reduce7's float default at block 512 (last-block on the resident grid), grouped
+    grouped_resident.label = "resident-512x4+grouped";
+    grouped_resident.grid = Layout::Resident;
+    list.push_back(grouped_resident);
     return list;
 }
 
@@ -309,13 +325,18 @@ public:
         if (blocks > 0x7fffffffu) throw ProbeUsageError("n is too large for a grid of one block per tile");
         launch_.blocks = static_cast<unsigned>(blocks);
         launch_.threads = layout.threads;
-        if (std::is_same_v<T, int>) launch_.finish = layout.counted ? Finish::Counted : Finish::Atomic;
+        if (std::is_same_v<T, int>) launch_.finish = Finish::Atomic;
         else launch_.finish = layout.atomic_float ? Finish::PartialsAndAtomic : Finish::Partials;
+        if (layout.finish) launch_.finish = *layout.finish;
         partials_ = DeviceBuffer<T>(launch_.blocks);
+        const std::size_t groups = (launch_.blocks + layout.threads - 1) / layout.threads;
+        group_sums_ = DeviceBuffer<T>(groups);
+        packed_word_ = DeviceBuffer<unsigned long long>(1);
+        CUDA_CHECK(cudaMemset(packed_word_.get(), 0, packed_word_.bytes()));
         next_tile_ = DeviceBuffer<unsigned long long>(1);
         out_ = DeviceBuffer<T>(1);
         total_ = DeviceBuffer<T>(1);  // Counted's total and count start at zero; the last block re-zeroes them
-        blocks_done_ = DeviceBuffer<unsigned>(1);
+        blocks_done_ = DeviceBuffer<unsigned>(1 + groups);  // Grouped: the groups' count, then each group's
         CUDA_CHECK(cudaMemset(total_.get(), 0, total_.bytes()));
         CUDA_CHECK(cudaMemset(blocks_done_.get(), 0, blocks_done_.bytes()));
         cudaFuncAttributes attributes{};
@@ -333,7 +354,8 @@ public:
     // One reduction: the kernel, and for the deterministic float finish the second launch.
     void run(BlockTrace* trace = nullptr) {
         const Args args{input_.get(), input_.size(), vectors_, out_.get(), partials_.get(), trace,
-                        layout_.dynamic ? next_tile_.get() : nullptr, total_.get(), blocks_done_.get()};
+                        layout_.dynamic ? next_tile_.get() : nullptr, total_.get(), blocks_done_.get(),
+                        packed_word_.get(), group_sums_.get()};
         // +memset: the result zeroed before each launch, inside the timed region, as reduce7's
         // launcher does for its atomic finish (a memset node between two kernels).
         if (layout_.zero_each_run) zero_result();
@@ -348,11 +370,13 @@ public:
         }
     }
     // Whether the result must be zeroed before a launch (the finishes that add into it).
-    bool zeroes_result() const { return launch_.finish != Finish::Partials && launch_.finish != Finish::Counted; }
+    bool zeroes_result() const {
+        return launch_.finish == Finish::Atomic || launch_.finish == Finish::PartialsAndAtomic || launch_.finish == Finish::Fenced;
+    }
     // Whether the result is zeroed before a timing, outside its timed region: where a launch
-    // needs it, and for Counted too, so that a last block that failed to write would leave
-    // 0, not the previous run's (equal) sum.
-    bool zeroed_before_timing() const { return zeroes_result() || launch_.finish == Finish::Counted; }
+    // needs it, and for the one-launch finishes that write it (Counted, Packed, Grouped) too,
+    // so that a last block that failed to write would leave 0, not the previous run's (equal) sum.
+    bool zeroed_before_timing() const { return launch_.finish != Finish::Partials; }
     // Launches whose sums the result holds after `runs` of them: all (an atomic finish, not
     // zeroed between them) or the last one.
     std::uint64_t summed(std::uint64_t runs) const { return zeroes_result() && !layout_.zero_each_run ? runs : 1; }
@@ -441,8 +465,8 @@ private:
     std::size_t vectors_ = 0;
     unsigned resident_ = 0;
     Launch launch_;
-    DeviceBuffer<T> partials_, out_, total_;
-    DeviceBuffer<unsigned long long> next_tile_;
+    DeviceBuffer<T> partials_, out_, total_, group_sums_;
+    DeviceBuffer<unsigned long long> next_tile_, packed_word_;
     DeviceBuffer<unsigned> blocks_done_;
     int registers_ = 0, per_sm_ = 0;
 };

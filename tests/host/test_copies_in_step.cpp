@@ -1,5 +1,6 @@
 // Two copies kept in step: ops/reduce_op.cuh repeats reduce7/kernel.cu's tile loop, its
-// loads in flight, its counter bytes and its last-block finish, for any operator. reduce7's
+// loads in flight and its last-block finish (the case of one group: ops keeps the resident
+// grid, whose partials fit one of reduce7's groups), for any operator. reduce7's
 // copy is the lesson (and a classroom assignment), so the two are not one function; instead
 // every line of the shared protocol must read the same in both, and the loads in flight
 // must agree with reduce7's default, so that a change to one fails here until the other
@@ -45,12 +46,8 @@ TEST(CopiesInStep, ReduceOpRepeatsReduce7sProtocol) {
              std::string("for (; i + (kLoadsInFlight - 1) * BLOCK < vectors; i += gridDim.x * kTile) {"),
              std::string("for (int k = 0; k < kLoadsInFlight; ++k) {  // the last tile, when the input ends inside it"),
              std::string("__shared__ bool is_last;"),
-             std::string("cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*blocks_done);"),
-             std::string("is_last = count.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;"),
              std::string("__syncthreads();  // also orders thread 0's acquire before the other threads' reads"),
              std::string("if (!is_last) return;"),
-             std::string("*blocks_done = 0;  // ready for the next launch"),
-             std::string("constexpr std::size_t kCounterBytes = 256;  // blocks_done, then the partials, aligned"),
          }) {
         EXPECT_TRUE(in_lesson.count(line)) << "reduce7/kernel.cu no longer has: " << line;
         EXPECT_TRUE(in_copy.count(line)) << "ops/reduce_op.cuh no longer has: " << line;

@@ -79,7 +79,7 @@ constexpr Variant kFinish = {
 // per block, cost more than the memset: docs/results/grid_layout_fcb7c24/).
 // On a long input (choose_grid) the launcher runs it as PackedFenced: a __threadfence() before
 // the add, which nothing here needs for correctness. It read 0.2% faster at 2^30 and 0.7%
-// slower at 2^26 (docs/results/finish_fence_e1/; why a fence helps was not isolated).
+// slower at 2^26 (docs/results/reduce7_groups_a568f11/, the probe's +fenced; why a fence helps was not isolated).
 // Thread 0 of each block holds the block's sum; the other threads return.
 template <typename T>
 __device__ void packed_finish(T sum, T* out, unsigned* workspace_word, Finish finish) {
@@ -98,8 +98,9 @@ __device__ void packed_finish(T sum, T* out, unsigned* workspace_word, Finish fi
 
 
 // The last-block finish (kernel.cu) adds the partials in groups of kGroup, a block at a time:
-// a resident grid's partials (at most 2,048 threads an SM / BLOCK x the SMs: 528 at block 512
-// on the H100) make one group, a grid of one block per tile's (131,072 at 2^30 floats) two levels.
+// a resident grid's partials (2,048 threads an SM / BLOCK x the SMs: 528 at block 512 on the
+// H100, 2,112 at 128; 32 blocks an SM at most, 4,224 at 64 and 32) make one group at block 128
+// and more, a grid of one block per tile's (131,072 at 2^30 floats) two levels.
 constexpr unsigned kGroup = 4096;
 
 // VEC values of T loaded by one instruction: int4, float4, double2, ...
@@ -235,7 +236,7 @@ struct GridAndFinish {
 // at 2^28 and above, on some machines only within the spread; 4 KiB tiles (--vec 1) took 1.5x
 // (int) to 1.65x (float) the fixed grid's time; last-block by groups after one block per tile
 // read faster than on the resident grid at 2^28 and 2^30 and level or slower below
-// (docs/results/finish_fence_e1/). packed on a long input runs as PackedFenced (packed_finish).
+// (docs/results/reduce7_groups_a568f11/). packed on a long input runs as PackedFenced (packed_finish).
 // Also refuses a finish the type cannot run (--finish packed: int only).
 template <typename T, typename Resident>
 GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes, Resident&& resident) {

@@ -43,7 +43,8 @@ enum class Finish {
     LastBlock,  // the last block to finish sums the partials, in order (deterministic)
     Pdl,        // two-pass, the second launch scheduled while the first runs (sm_90+, deterministic)
     Packed,     // int: each block adds its sum and a count into one 64-bit word; no memset (below)
-    PackedFenced,  // Packed after a fence: what the launcher runs for Packed on a long input (choose_grid)
+    PackedFenced,  // Packed after a fence: what the launcher runs for Packed on a long input (choose_grid);
+                   // after Packed, so that the kernel's `finish >= Finish::Packed` takes both
 };
 
 constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl", "packed"};  // in the order of enum Finish
@@ -232,7 +233,7 @@ struct GridAndFinish {
 // one wherever a slot frees; so does last-block on a long input (its partials then add up
 // by groups: kGroup); two-pass and pdl, whose second launch reads every partial with one
 // block, keep reduce6's resident grid, one partial per block that fits at once (`resident()`
-// counts them). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so
+// counts them; asked only when needed). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so
 // at 2^28 and above, on some machines only within the spread; 4 KiB tiles (--vec 1) took 1.5x
 // (int) to 1.65x (float) the fixed grid's time; last-block by groups after one block per tile
 // read faster than on the resident grid at 2^28 and 2^30 and level or slower below
@@ -245,7 +246,10 @@ GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, std::size_
         !why.empty()) {
         throw std::invalid_argument(why);
     }
-    const bool long_input = tiles >= kLongInputWaves * resident();
+    // Whether the input is long matters to last-block and packed only: the others do not ask
+    // resident() for it (a lookup under a lock on every launch).
+    const bool long_input = (finish == Finish::LastBlock || finish == Finish::Packed) &&
+                            tiles >= kLongInputWaves * resident();
     const bool adds_atomically = finish == Finish::Atomic || finish == Finish::Packed;
     const bool one_block_per_tile =
         (adds_atomically && tile_bytes >= 16 * 1024) || (finish == Finish::LastBlock && long_input);

@@ -34,6 +34,8 @@ def main():
             if r["verified"] != "true":
                 sys.exit(f"rounds.py: a row not verified in {f}: {r}")
             name = (r["build"] + " " if "build" in r else "") + r["variant"]
+            if r.get("data", "integers") != "integers":
+                name += " data=" + r["data"]
             rows[(r["type"], int(r["n"]).bit_length() - 1, r["timing"], name)][rnd] = float(r["gbps"])
     for f in sorted(d.glob("probe_*.csv")):
         rnd = f.stem.split("_")[-1]

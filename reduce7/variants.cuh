@@ -103,7 +103,7 @@ __device__ void packed_finish(T sum, T* out, unsigned* workspace_word, Finish fi
 // 528 at block 512 on the H100, 1,056 at 256, 4,224 at 64 and 32) make one group at every block
 // size, on a GPU of up to 256 SMs; a grid of one block per tile's (131,072 at 2^30 floats, block
 // 512) make two levels, 128 groups of 1,024, whose last blocks read 2 partials a thread. Groups
-// of 4,096 (8 a thread at block 512) read 0.2-0.3% slower at 2^28 and 2^30, and groups of 512
+// of 4,096 (8 a thread at block 512) read 0.1-0.2% slower at 2^28 and 2^30, and groups of 512
 // that left a resident grid two groups 1.5-4% slower at 2^24-2^26 (docs/results/reduce7_groups_8541399/).
 __host__ __device__ constexpr unsigned group_size(unsigned block) { return (1u << 19) / block; }
 

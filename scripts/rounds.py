@@ -9,7 +9,6 @@ method, the row's name, its GB/s in each round (the round's median) and the medi
 Every row it reads must say it was verified.
 """
 import csv
-import glob
 import statistics
 import sys
 from collections import defaultdict

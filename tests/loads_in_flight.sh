@@ -3,8 +3,9 @@
 # float, block 256, 16-byte vectors), and of the default (4) at the default block 512, the
 # number of LDG.E.128 issued before the first instruction that uses one is N
 # (scripts/count_loads_before_use.sh). Before the variants had __launch_bounds__(256, 1),
-# ptxas issued 4 of 8 or 16 (reduce7/variants.cuh); with the last-block finish inlined in
-# its loop over levels, it issued 3 of the default's 4 (reduce7/kernel.cu).
+# ptxas issued 4 of 8 or 16 (reduce7/variants.cuh); with the last-block finish inlined, its
+# loop over a group's partials made it issue 3 of the default's 4 (reduce7/kernel.cu;
+# docs/results/reduce7_groups_8541399/x2/loads_before_use_inline.txt).
 #
 #   tests/loads_in_flight.sh BINARY REPOSITORY
 # Skips (a line starting "SKIPPED:") without cuobjdump or without sm_90 code in BINARY.

@@ -368,7 +368,7 @@ std::size_t count_figures(const std::string& page) { return figure_links(page).s
 std::vector<std::string> pages(const std::string& root) {
     std::vector<std::string> out;
     if (fs::exists(fs::path(root) / "README.md")) out.push_back("README.md");
-    for (const char* dir : {"docs", "assignments"}) {
+    for (const char* dir : {"docs", "assignments", "classroom/answer-key"}) {
         if (!fs::is_directory(fs::path(root) / dir)) continue;
         for (const auto& entry : fs::directory_iterator(fs::path(root) / dir)) {
             if (entry.path().extension() == ".md") out.push_back(std::string(dir) + "/" + entry.path().filename().string());

@@ -1,6 +1,6 @@
 // Figures in the docs that cannot drift from their data.
 //
-// A measured number in README.md, docs/ or assignments/ is written as a link to the file it
+// A measured number in README.md, docs/, assignments/ or classroom/answer-key/ is written as a link to the file it
 // comes from, with a query in the link's title:
 //
 //   [51.3 us](results/results.csv "stage=reduce0; type=int; n=2^22; variant= -> median_ms:median")

@@ -1,4 +1,4 @@
-// figures: checks (or updates) every measured figure in README.md, docs/ and assignments/
+// figures: checks (or updates) every measured figure in README.md, docs/, assignments/ and classroom/answer-key/
 // against the results file it links to (tools/figures.h says how figures are written).
 //
 //   build/release/bin/figures            # check; exit 1 and one line per problem

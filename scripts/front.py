@@ -14,16 +14,12 @@ fastest other row, each with its run's min-max in GB/s, their ratio, and the ver
 "ahead" (ratio >= 1), "tie" (behind by less than the larger of the two rows' min-max spread,
 issue 31's rule) or "BEHIND". Every row it reads must say it was verified.
 """
-import csv
 import sys
 from pathlib import Path
 
+from results_csv import rows
+
 DEFAULT_BLOCK = 512  # reduce7's record (.default_block)
-
-
-def rows(path):
-    with open(path) as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def gbps_range(r, bytes_):

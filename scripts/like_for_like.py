@@ -12,13 +12,13 @@ is a tie when the difference is within the larger of the two rows' min-max sprea
 else reduce7 is behind. Prints, per build, timing, type and block, the smallest x CUB
 and every size that is not ahead.
 """
-import csv
 import sys
+
+from results_csv import rows as read_rows
 
 
 def pairs(path):
-    with open(path) as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rows = read_rows(path)
     for r in rows:  # a file from one build only may have no build column
         r.setdefault("build", "release")
     builds_with_not_guaranteed = {r["build"] for r in rows if "not_guaranteed" in r["variant"]}

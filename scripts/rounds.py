@@ -8,16 +8,12 @@ the call compared builds); probe_*.csv: grid_layout_probe's output. Prints type,
 method, the row's name, its GB/s in each round (the round's median) and the median of those.
 Every row it reads must say it was verified.
 """
-import csv
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
 
-
-def table(path):
-    with open(path) as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+from results_csv import rows as read_rows
 
 
 def main():
@@ -27,7 +23,7 @@ def main():
     rows = defaultdict(dict)
     for f in sorted(d.glob("reduce7_*.csv")):
         rnd = f.stem.split("_")[-1]
-        for r in table(f):
+        for r in read_rows(f):
             if r["stage"] != "reduce7":
                 continue
             if r["verified"] != "true":
@@ -38,7 +34,7 @@ def main():
             rows[(r["type"], int(r["n"]).bit_length() - 1, r["timing"], name)][rnd] = float(r["gbps"])
     for f in sorted(d.glob("probe_*.csv")):
         rnd = f.stem.split("_")[-1]
-        for r in table(f):
+        for r in read_rows(f):
             if r["verified"] != "yes":
                 sys.exit(f"rounds.py: a row not verified in {f}: {r}")
             rows[(r["type"], int(r["n"]).bit_length() - 1, r["method"], "probe " + r["layout"])][rnd] = float(r["gbps"])

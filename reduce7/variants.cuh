@@ -98,13 +98,14 @@ __device__ void packed_finish(T sum, T* out, unsigned* workspace_word, Finish fi
 }
 
 
-// The last-block finish (kernel.cu) adds the partials in groups of group_size(BLOCK), 2^19 / BLOCK:
-// a resident grid's partials (2,048 threads an SM / BLOCK x the SMs, 32 blocks an SM at most:
-// 528 at block 512 on the H100, 1,056 at 256, 4,224 at 64 and 32) make one group at every block
-// size, on a GPU of up to 256 SMs; a grid of one block per tile's (131,072 at 2^30 floats, block
-// 512) make two levels, 128 groups of 1,024, whose last blocks read 2 partials a thread. Groups
-// of 4,096 (8 a thread at block 512) read 0.1-0.2% slower at 2^28 and 2^30, and groups of 512
-// that left a resident grid two groups 1.5-4% slower at 2^24-2^26 (docs/results/reduce7_groups_8541399/).
+// The last-block finish (kernel.cu) adds the partials of a grid of up to group_size(BLOCK),
+// 2^19 / BLOCK, blocks as one group: a resident grid's (2,048 threads an SM / BLOCK x the SMs,
+// 32 blocks an SM at most: 528 at block 512 on the H100, 1,056 at 256, 4,224 at 64 and 32) at
+// every block size, on a GPU of up to 256 SMs. A longer grid (one block per tile: 131,072 at
+// 2^30 floats, block 512) adds in groups of BLOCK, one partial a thread, and then the groups'
+// sums. Groups of 512 that left a resident grid two groups read 1.5-4% slower at 2^24-2^26
+// (docs/results/reduce7_groups_8541399/); after a one-shot grid, groups of BLOCK read faster than
+// groups of 1,024 at 2^30, and at 2^28 in one of two calls (docs/results/reduce7_gap_74ba1af/).
 __host__ __device__ constexpr unsigned group_size(unsigned block) { return (1u << 19) / block; }
 
 // VEC values of T loaded by one instruction: int4, float4, double2, ...
@@ -234,7 +235,7 @@ struct GridAndFinish {
 // last one partial). By default (--grid by-finish) the atomic finishes (atomic, packed)
 // give each tile of 16 KiB or more its own block, and the block scheduler starts the next
 // one wherever a slot frees; so does last-block on a long input (its partials then add up
-// by groups: group_size); two-pass and pdl, whose second launch reads every partial with one
+// in groups of BLOCK: group_size); two-pass and pdl, whose second launch reads every partial with one
 // block, keep reduce6's resident grid, one partial per block that fits at once (`resident()`
 // counts them; asked only when needed). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so
 // at 2^28 and above, on some machines only within the spread; 4 KiB tiles (--vec 1) took 1.5x

@@ -66,7 +66,7 @@ __device__ T block_sum(T value) {
 template <unsigned BLOCK, typename T>
 __device__ void last_block_finish(T sum, T* block_sums, T* out, unsigned* blocks_done) {
     // solution (assignment 7): the last-block finish, in two levels
-    constexpr unsigned kOneGroup = group_size(BLOCK), kMost = kOneGroup > BLOCK ? kOneGroup : BLOCK;  // variants.cuh
+    constexpr unsigned kOneGroup = group_size(BLOCK);  // 1,024 at block 512 (variants.cuh)
     const bool one_group = gridDim.x <= kOneGroup;
     const unsigned group = one_group ? 0 : blockIdx.x / BLOCK, first = group * BLOCK;
     const unsigned end = one_group ? gridDim.x : min(first + BLOCK, gridDim.x), groups = one_group ? 1 : (gridDim.x + BLOCK - 1) / BLOCK;
@@ -77,10 +77,14 @@ __device__ void last_block_finish(T sum, T* block_sums, T* out, unsigned* blocks
     __syncthreads();  // also orders thread 0's acquire before the other threads' reads
     if (!is_last) return;
     sum = T(0);
-#pragma unroll 8  // a fixed count of predicated loads: a loop to `end` branches on the count left, and a warp
-    for (unsigned k = 0; k < (kMost + BLOCK - 1) / BLOCK; ++k) {  // whose lanes differ takes each branch, each an L2 wait
-        const unsigned b = first + threadIdx.x + k * BLOCK;
-        if (b < end) sum += __ldcg(block_sums + b);
+    if (one_group) {  // a fixed count of predicated loads: a loop to `end` branches on the count
+#pragma unroll 8      // left, and a warp whose lanes differ takes each branch, each a wait for L2
+        for (unsigned k = 0; k < (kOneGroup + BLOCK - 1) / BLOCK; ++k) {
+            const unsigned b = first + threadIdx.x + k * BLOCK;
+            if (b < end) sum += __ldcg(block_sums + b);
+        }
+    } else if (first + threadIdx.x < end) {  // groups of BLOCK: one partial a thread
+        sum = __ldcg(block_sums + first + threadIdx.x);
     }
     sum = block_sum<BLOCK>(sum);
     if (threadIdx.x == 0) {
@@ -92,7 +96,7 @@ __device__ void last_block_finish(T sum, T* block_sums, T* out, unsigned* blocks
         }
     }
     if (groups == 1) return;
-    __syncthreads();  // the other threads read is_last before block_sum's barrier
+    __syncthreads();  // thread 0's new is_last and its acquire before the others' reads (they read the old one before block_sum's barrier)
     if (!is_last) return;
     sum = T(0);
     for (unsigned g = threadIdx.x; g < groups; g += BLOCK) sum += __ldcg(group_sums + g);

@@ -28,6 +28,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 3
 usage() { sed -n '7,16p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 [[ $# -ge 1 && $1 != -* ]] || usage
+invocation="scripts/alternate_rounds.sh$(printf ' %q' "$@")"
 out=$(realpath -m "$1")
 shift
 builds=(committed)
@@ -56,17 +57,15 @@ start=$SECONDS
 pack() { [[ -z ${TAR:-} ]] || tar -C "$(dirname "$out")" -czf "$TAR" "$(basename "$out")"; }
 stamp() { echo "$1 at $((SECONDS - start)) s" | tee -a "$out/times.txt"; pack; }
 failed() { echo "$1" | tee -a "$out/errors.txt" >&2; }
-{
-    date -u
-    nvidia-smi --query-gpu=name,serial,driver_version --format=csv,noheader
-    nvcc --version | tail -1
-    echo "commit ${REDUCTION_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
-    echo "builds: ${builds[*]}"
-} >"$out/gpu.txt" 2>&1
-cat "$out/gpu.txt"
-
 # shellcheck source=scripts/lib/measure.sh
-source scripts/lib/measure.sh  # build_targets
+source scripts/lib/measure.sh  # build_targets, labelled_rows
+# shellcheck source=scripts/lib/provenance.sh
+source scripts/lib/provenance.sh
+{
+    provenance "$invocation"
+    echo "# builds: ${builds[*]}"
+} >"$out/gpu.txt"
+cat "$out/gpu.txt"
 declare -A bin=([committed]=build/release/bin/reduce7)
 probe=build/release/bin/grid_layout_probe
 (build_targets build/release grid_layout_probe reduce7 >"$out/build.log" 2>&1 || failed "build committed FAILED") &
@@ -92,8 +91,7 @@ reduce7_row() {  # BUILD CSV METHOD ARGS...
         failed "reduce7 $build $* $method FAILED"
         return
     fi
-    [[ -s $csv ]] || head -1 "$out/row.csv" | sed 's/^/build,timing,/' >"$csv"
-    tail -n +2 "$out/row.csv" | sed "s/^/$build,$method,/" >>"$csv"
+    labelled_rows "$csv" build,timing "$build,$method" "$out/row.csv"
 }
 probe_type=$(sed -n 's/.*--type \([a-z]*\).*/\1/p' <<<"$probe_args")
 for ((round = 1; round <= ${ROUNDS:-3}; round++)); do

@@ -20,6 +20,9 @@
 # and after every round and step, so a call cut short still returns what it measured; the
 # device tool returns only a few files).
 #
+# Each round runs the probe, then every build's rows, the builds in an order that turns by one
+# each round (docs/results/reduce7_entry_657d050/ ran them in a fixed order).
+#
 # Writes OUTDIR/reduce7_<round>.csv (build, timing, then reduce7's --csv columns),
 # probe_<type>_<round>.csv, ncu_<name>.csv, and the readers' outputs rounds.txt
 # (scripts/rounds.py) and durations.csv (scripts/ncu_pairs.py --durations); times.txt,
@@ -99,7 +102,10 @@ for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
     # shellcheck disable=SC2086
     [[ -z $probe_args ]] || $probe $probe_args >"$out/probe_${probe_type:-int}_$round.csv" 2>>"$out/runs.log" || failed "probe round $round FAILED"
     for method in ${METHODS:-back-to-back flushed}; do
-        for build in "${builds[@]}"; do
+        # The builds' order turns by one each round (round 1: as given, round 2: from the
+        # second, ...), so that no build always runs first or last in a round.
+        for ((k = 0; k < ${#builds[@]}; k++)); do
+            build=${builds[(k + round - 1) % ${#builds[@]}]}
             for row in "${rows[@]}"; do reduce7_row "$build" "$out/reduce7_$round.csv" "$method" "$row"; done
         done
     done

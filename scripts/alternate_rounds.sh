@@ -64,6 +64,8 @@ failed() { echo "$1" | tee -a "$out/errors.txt" >&2; }
 source scripts/lib/measure.sh  # build_targets, labelled_rows
 # shellcheck source=scripts/lib/provenance.sh
 source scripts/lib/provenance.sh
+# shellcheck source=scripts/lib/tree_copy.sh
+source scripts/lib/tree_copy.sh  # copy_tree, build_copy
 {
     provenance "$invocation"
     echo "# builds: ${builds[*]}"
@@ -75,11 +77,9 @@ probe=build/release/bin/grid_layout_probe
 for name in "${builds[@]:1}"; do
     tree=/tmp/$name
     bin[$name]=$tree/build/release/bin/reduce7
-    rm -rf "$tree" && mkdir -p "$tree"
-    git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -C "$tree" -xf -
-    (cd "$tree" || exit
-     if ! patch -p1 <"${patch_of[$name]}" >"$out/patch_$name.log"; then failed "patch $name FAILED"
-     elif ! build_targets build/release reduce7 >"$out/build_$name.log" 2>&1; then failed "build $name FAILED"; fi) &
+    (copy_tree "$tree" || { failed "copy $name FAILED"; exit; }
+     if ! patch -d "$tree" -p1 <"${patch_of[$name]}" >"$out/patch_$name.log"; then failed "patch $name FAILED"
+     elif ! build_copy "$tree" reduce7 >"$out/build_$name.log" 2>&1; then failed "build $name FAILED"; fi) &
 done
 wait
 stamp "build done"

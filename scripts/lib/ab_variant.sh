@@ -14,6 +14,8 @@
 # first line of OUTDIR/environment.txt. A relative OUTDIR is taken from the repository's
 # root (the scripts cd there). environment.txt names HEAD's commit (or REDUCTION_COMMIT):
 # measure from a clean tree. Needs build/release (README.md), ncu and a GPU.
+# shellcheck source=scripts/lib/tree_copy.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tree_copy.sh"  # copy_tree, build_copy
 ab_variant() {
     local name
     name=$(basename "$0")
@@ -32,11 +34,10 @@ ab_variant() {
     copy=$(mktemp -d)
     # shellcheck disable=SC2064  # expand $copy now: it is local
     trap "rm -rf '$copy'" EXIT
-    tar --exclude=./build --exclude=./.git -cf - . | tar -xf - -C "$copy"
+    copy_tree "$copy"
     from=$original to=$replacement awk '$0 == ENVIRON["from"] { print ENVIRON["to"]; next } { print }' \
         "$file" >"$copy/$file"
-    (cd "$copy" && cmake --preset release >/dev/null &&
-        cmake --build --preset release -j "$(nproc)" --target reduce_ops >/dev/null)
+    build_copy "$copy" reduce_ops >/dev/null || { echo "$name: the variant's build failed" >&2; exit 1; }
 
     {
         echo "$title"

@@ -11,7 +11,8 @@
 #                        /tmp/NAME; the tree as it is is the build `committed`
 #   --row ARGS           one reduce7 row per build, method and round (e.g. '--type int --n 2^26')
 #   --probe ARGS         grid_layout_probe's arguments for each round (e.g. '--type int --n 2^26
-#                        --only one-shot-512x4+packed'); its CSV name takes the first --type
+#                        --only one-shot-512x4+packed'); its CSV name takes its --type (one
+#                        --type a probe; repeat --probe for the other type)
 #   --ncu R7 PROBE       after the rounds: 40 launches of reduce7 (every build) with R7 and of
 #                        the probe with PROBE, one at a time, no flush, gpu__time_duration.sum
 #
@@ -37,7 +38,7 @@ shift
 builds=(committed)
 declare -A patch_of=()
 rows=()
-probe_args=
+probes=()
 ncu_reduce7=
 ncu_probe=
 while [[ $# -gt 0 ]]; do
@@ -49,12 +50,12 @@ while [[ $# -gt 0 ]]; do
             builds+=("$name")
             shift 2 ;;
         --row) rows+=("${2:?--row needs arguments}"); shift 2 ;;
-        --probe) probe_args=${2:?--probe needs arguments}; shift 2 ;;
+        --probe) probes+=("${2:?--probe needs arguments}"); shift 2 ;;
         --ncu) ncu_reduce7=${2:?--ncu needs two argument lists}; ncu_probe=${3:?--ncu needs two argument lists}; shift 3 ;;
         *) echo "alternate_rounds.sh: unknown option $1" >&2; usage ;;
     esac
 done
-(( ${#rows[@]} )) || [[ -n $probe_args ]] || { echo "alternate_rounds.sh: nothing to time: give --row or --probe" >&2; exit 2; }
+(( ${#rows[@]} + ${#probes[@]} )) || { echo "alternate_rounds.sh: nothing to time: give --row or --probe" >&2; exit 2; }
 mkdir -p "$out"
 start=$SECONDS
 pack() { [[ -z ${TAR:-} ]] || tar -C "$(dirname "$out")" -czf "$TAR" "$(basename "$out")"; }
@@ -96,11 +97,13 @@ reduce7_row() {  # BUILD CSV METHOD ARGS...
     fi
     labelled_rows "$csv" build,timing "$build,$method" "$out/row.csv"
 }
-probe_type=$(sed -n 's/.*--type \([a-z]*\).*/\1/p' <<<"$probe_args")
 for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
     (( SECONDS - start > ${CUTOFF:-330} )) && { stamp "round $round not started (CUTOFF)"; break; }
-    # shellcheck disable=SC2086
-    [[ -z $probe_args ]] || $probe $probe_args >"$out/probe_${probe_type:-int}_$round.csv" 2>>"$out/runs.log" || failed "probe round $round FAILED"
+    for probe_args in ${probes[@]+"${probes[@]}"}; do
+        probe_type=$(sed -n 's/.*--type \([a-z]*\).*/\1/p' <<<"$probe_args")
+        # shellcheck disable=SC2086
+        $probe $probe_args >"$out/probe_${probe_type:-int}_$round.csv" 2>>"$out/runs.log" || failed "probe ${probe_type:-int} round $round FAILED"
+    done
     for method in ${METHODS:-back-to-back flushed}; do
         # The builds' order turns by one each round (round 1: as given, round 2: from the
         # second, ...), so that no build always runs first or last in a round.

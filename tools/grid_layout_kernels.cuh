@@ -87,7 +87,13 @@ __device__ __forceinline__ T block_sum(T value) {
 // group adds the group's partials (one a thread) and counts the group done; the last group's
 // finisher adds the groups' sums, in order. A fence and a counter atomic a block, as reduce7's
 // last-block, but no block ever reads more than BLOCK partials at once.
-enum class Finish { Atomic, Counted, Partials, PartialsAndAtomic, Packed, Fenced, Grouped };
+// PackedRelease, PackedAcquire, PackedAcqRel: Packed with the word's add ordered as named (a release
+// compiles to MEMBAR.ALL.GPU before the add, an acquire to CCTL.IVALL, the L1's invalidation,
+// after it; Fenced's __threadfence() to MEMBAR.SC.GPU and CCTL.IVALL), so that which half of a
+// fence costs what is measured apart. GroupedRelease: Grouped with each block's count added with
+// release only, and the acquire (a fence) in the last block of a group or of the groups alone.
+enum class Finish { Atomic, Counted, Partials, PartialsAndAtomic, Packed, Fenced, Grouped,
+                    PackedRelease, PackedAcquire, PackedAcqRel, GroupedRelease };
 
 // One block's record for --trace-blocks: on which SM it ran and when (the GPU's
 // nanosecond clock, the same on every SM; clock64() would count one SM's cycles).
@@ -129,7 +135,7 @@ __device__ __forceinline__ T leftover(const Args& a) {
 
 // Finish::Grouped, called by every thread of the block; thread 0 holds the block's sum.
 template <unsigned BLOCK, typename T>
-__device__ void grouped_finish(T sum, const Args& a) {
+__device__ void grouped_finish(T sum, const Args& a, Finish finish) {
     __shared__ bool last;
     T* partials = static_cast<T*>(a.partials);
     T* group_sums = static_cast<T*>(a.group_sums);
@@ -139,7 +145,12 @@ __device__ void grouped_finish(T sum, const Args& a) {
     if (threadIdx.x == 0) {  // the release of the count covers the partial (as reduce7's last-block)
         partials[blockIdx.x] = sum;
         cuda::atomic_ref<unsigned, cuda::thread_scope_device> done(a.blocks_done[1 + group]);
-        last = done.fetch_add(1u, cuda::memory_order_acq_rel) == in_group - 1;
+        if (finish == Finish::GroupedRelease) {
+            last = done.fetch_add(1u, cuda::memory_order_release) == in_group - 1;
+            if (last) cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+        } else {
+            last = done.fetch_add(1u, cuda::memory_order_acq_rel) == in_group - 1;
+        }
     }
     __syncthreads();
     if (!last) return;
@@ -149,7 +160,12 @@ __device__ void grouped_finish(T sum, const Args& a) {
         a.blocks_done[1 + group] = 0;  // ready for the next launch
         group_sums[group] = group_sum;
         cuda::atomic_ref<unsigned, cuda::thread_scope_device> done(a.blocks_done[0]);
-        last = done.fetch_add(1u, cuda::memory_order_acq_rel) == groups - 1;
+        if (finish == Finish::GroupedRelease) {
+            last = done.fetch_add(1u, cuda::memory_order_release) == groups - 1;
+            if (last) cuda::atomic_thread_fence(cuda::memory_order_acquire, cuda::thread_scope_device);
+        } else {
+            last = done.fetch_add(1u, cuda::memory_order_acq_rel) == groups - 1;
+        }
     }
     __syncthreads();
     if (!last) return;
@@ -165,16 +181,22 @@ __device__ void grouped_finish(T sum, const Args& a) {
 template <unsigned BLOCK, typename T>
 __device__ __forceinline__ void finish_block(T sum, const Args& a, Finish finish, unsigned long long start_ns) {
     sum = block_sum<BLOCK>(sum);
-    if (finish == Finish::Grouped) {
-        grouped_finish<BLOCK>(sum, a);
+    if (finish == Finish::Grouped || finish == Finish::GroupedRelease) {
+        grouped_finish<BLOCK>(sum, a, finish);
         if (a.trace && threadIdx.x == 0) a.trace[blockIdx.x] = BlockTrace{start_ns, global_ns(), sm_id()};
         return;
     }
     if (threadIdx.x != 0) return;
-    if (finish == Finish::Packed) {
+    if (finish == Finish::Packed || finish == Finish::PackedRelease || finish == Finish::PackedAcquire ||
+        finish == Finish::PackedAcqRel) {
         if constexpr (sizeof(T) == 4 && std::is_integral_v<T>) {
             const unsigned long long mine = (static_cast<unsigned long long>(static_cast<unsigned>(sum)) << 32) + 1ull;
-            const unsigned long long before = atomicAdd(a.packed_word, mine);
+            cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> word(*a.packed_word);
+            const unsigned long long before =
+                finish == Finish::PackedRelease   ? word.fetch_add(mine, cuda::memory_order_release)
+                : finish == Finish::PackedAcquire ? word.fetch_add(mine, cuda::memory_order_acquire)
+                : finish == Finish::PackedAcqRel  ? word.fetch_add(mine, cuda::memory_order_acq_rel)
+                                                  : atomicAdd(a.packed_word, mine);
             if (static_cast<unsigned>(before) == gridDim.x - 1) {
                 *static_cast<T*>(a.out) = static_cast<T>(static_cast<unsigned>(before >> 32) + static_cast<unsigned>(sum));
                 *a.packed_word = 0;

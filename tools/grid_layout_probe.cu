@@ -31,6 +31,13 @@
 //                        add into a total in the workspace and count themselves done, and
 //                        the last copies the total to the result and zeroes total and
 //                        count for the next launch (int only; one more atomic per block).
+//   one-shot-512x4+packed+release, +acquire, +acq_rel  +packed with the word's add ordered
+//                        as named (int only): a release compiles to MEMBAR.ALL.GPU before the
+//                        add, an acquire to CCTL.IVALL (the L1's invalidation) after it, and
+//                        +fenced's __threadfence() to MEMBAR.SC.GPU and CCTL.IVALL: which part
+//                        of a fence in every block costs what.
+//   one-shot-512x4+grouped-release  +grouped with each block's count added with release
+//                        only, the acquire (a fence) in a group's last block alone.
 //   bulk-resident        resident-stride's tiles and grid stride, but each tile brought into
 //                        shared memory by Hopper's bulk copy (cp.async.bulk, one request per
 //                        tile, 2 tiles in flight per block) instead of 16-byte loads; its
@@ -162,6 +169,13 @@ std::vector<Layout> layouts(bool with_loads) {
         fenced.label = "one-shot-512x4+fenced";
         fenced.finish = Finish::Fenced;
         list.insert(list.begin() + 8, {packed, fenced});
+        for (auto [suffix, finish] : {std::pair{"+release", Finish::PackedRelease}, {"+acquire", Finish::PackedAcquire},
+                                      {"+acq_rel", Finish::PackedAcqRel}}) {
+            Layout ordered = packed;  // +packed with the add ordered: which half of a fence costs
+            ordered.label += suffix;
+            ordered.finish = finish;
+            list.push_back(ordered);
+        }
     }
     if constexpr (std::is_same_v<T, float>) {  // reduce7's atomic finish, for float too
         std::vector<Layout> atomic;
@@ -181,6 +195,10 @@ std::vector<Layout> layouts(bool with_loads) {
     grouped_resident.label = "resident-512x4+grouped";
     grouped_resident.grid = Layout::Resident;
     list.push_back(grouped_resident);
+    Layout grouped_release = grouped;  // the release by every block, the acquire in the last blocks alone
+    grouped_release.label = "one-shot-512x4+grouped-release";
+    grouped_release.finish = Finish::GroupedRelease;
+    list.push_back(grouped_release);
     return list;
 }
 

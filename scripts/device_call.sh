@@ -21,7 +21,8 @@
 #   rounds:ARGFILE      scripts/alternate_rounds.sh OUTDIR/rounds ARGS, ARGFILE holding one
 #                       argument a line (a committed file: the rows, builds and patches)
 #
-# Writes OUTDIR/gpu.txt (provenance: command, commit, GPUs, CUDA, date), OUTDIR/<phase>.log,
+# Writes OUTDIR/gpu.txt (provenance: command, commit, GPUs, CUDA, date), OUTDIR/<phase>.log (its
+# characters other than letters, digits, '_', '.' and '-' as '_'),
 # OUTDIR/summary.txt (a line a phase: exit status, seconds, its last summing-up line) and
 # OUTDIR/times.txt. A failed phase is recorded and the next one runs; the exit status is 1
 # when any failed. REDUCTION_COMMIT names the commit where the copy's .git is not the tree's.
@@ -53,10 +54,9 @@ start=$SECONDS
 pack() { [[ -z ${PACK_TO:-} ]] || tar -C "$(dirname "$out")" -czf "$PACK_TO/$(basename "$out").tgz" "$(basename "$out")"; }
 status=0
 for phase in "$@"; do
-    name=${phase%%:*}
     list=${phase#*:}
     list=${list//,/ }
-    log=$out/${name}.log
+    log=$out/${phase//[^A-Za-z0-9_.-]/_}.log
     began=$SECONDS
     case $phase in
         build)

@@ -8,7 +8,8 @@ reduce7's default), DIR/public_reduce7.csv (reduce7's int default before and aft
 kernels), DIR/public_timed.csv (kernel_9 and fast.cu's kernels 1-4 under the harness's two
 methods) and DIR/grid_layout.csv (grid_layout_probe: reduce7's loop body in its one-shot layouts;
 for float only its deterministic finish, the probe's "+atomic" layouts left out, as reduce7's
-float default is deterministic).
+float default is deterministic). A file that is not there is left out (a call that ran some
+of the steps).
 For each type, n and method it prints reduce7's lowest median of its runs there and the
 fastest other row, each with its run's min-max in GB/s, their ratio, and the verdict:
 "ahead" (ratio >= 1), "tie" (behind by less than the larger of the two rows' min-max spread,
@@ -42,7 +43,7 @@ def main():
         lo, hi = gbps_range(verified(r), bytes_)
         table.setdefault(key, []).append((float(r["gbps"]), lo, hi, name))
 
-    for r in rows(d / "reduce7_blocks.csv"):
+    for r in rows(d / "reduce7_blocks.csv") if (d / "reduce7_blocks.csv").exists() else []:
         if r["stage"] == "reduce7" and int(r["block"]) == DEFAULT_BLOCK:
             add(ours, (r["type"], int(r["n"]), r["timing"]), f"reduce7 {r['variant']} (blocks step)", r, int(r["bytes"]))
     if (d / "public_reduce7.csv").exists():
@@ -52,7 +53,7 @@ def main():
     if (d / "public_timed.csv").exists():
         for r in rows(d / "public_timed.csv"):
             add(others, (r["type"], int(r["n"]), r["timing"]), f"{r['program']} {r['kernel']}", r, int(r["bytes"]))
-    for r in rows(d / "grid_layout.csv"):
+    for r in rows(d / "grid_layout.csv") if (d / "grid_layout.csv").exists() else []:
         if not r["layout"].startswith("one-shot"):
             continue  # issue 31's yardstick is the one-shot grid (the resident layouts are reduce7's own lesson)
         if r["type"] != "int" and "+atomic" in r["layout"]:

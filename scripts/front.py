@@ -39,21 +39,22 @@ def main():
     d = Path(sys.argv[1])
     ours, others = {}, {}
 
+    def rows_of(name):  # a call that ran some of the steps has some of the files
+        return rows(d / name) if (d / name).exists() else []
+
     def add(table, key, name, r, bytes_):
         lo, hi = gbps_range(verified(r), bytes_)
         table.setdefault(key, []).append((float(r["gbps"]), lo, hi, name))
 
-    for r in rows(d / "reduce7_blocks.csv") if (d / "reduce7_blocks.csv").exists() else []:
+    for r in rows_of("reduce7_blocks.csv"):
         if r["stage"] == "reduce7" and int(r["block"]) == DEFAULT_BLOCK:
             add(ours, (r["type"], int(r["n"]), r["timing"]), f"reduce7 {r['variant']} (blocks step)", r, int(r["bytes"]))
-    if (d / "public_reduce7.csv").exists():
-        for r in rows(d / "public_reduce7.csv"):
-            if r["stage"] == "reduce7":  # the run's CUB and copy rows are not reduce7's
-                add(ours, (r["type"], int(r["n"]), r["timing"]), f"reduce7 {r['variant']} (public step)", r, int(r["bytes"]))
-    if (d / "public_timed.csv").exists():
-        for r in rows(d / "public_timed.csv"):
-            add(others, (r["type"], int(r["n"]), r["timing"]), f"{r['program']} {r['kernel']}", r, int(r["bytes"]))
-    for r in rows(d / "grid_layout.csv") if (d / "grid_layout.csv").exists() else []:
+    for r in rows_of("public_reduce7.csv"):
+        if r["stage"] == "reduce7":  # the run's CUB and copy rows are not reduce7's
+            add(ours, (r["type"], int(r["n"]), r["timing"]), f"reduce7 {r['variant']} (public step)", r, int(r["bytes"]))
+    for r in rows_of("public_timed.csv"):
+        add(others, (r["type"], int(r["n"]), r["timing"]), f"{r['program']} {r['kernel']}", r, int(r["bytes"]))
+    for r in rows_of("grid_layout.csv"):
         if not r["layout"].startswith("one-shot"):
             continue  # issue 31's yardstick is the one-shot grid (the resident layouts are reduce7's own lesson)
         if r["type"] != "int" and "+atomic" in r["layout"]:

@@ -9,6 +9,8 @@
 #   build_copy DEST TARGET ...
 #                      DEST configured with the release preset and TARGETs built there
 #                      (build_targets, lib/measure.sh), its output on stdout and stderr
+# shellcheck source=scripts/lib/measure.sh
+source "$(dirname "${BASH_SOURCE[0]}")/measure.sh"  # build_targets (it defines functions only)
 copy_tree() {
     local dest=$1
     rm -rf "$dest" && mkdir -p "$dest" || return
@@ -22,7 +24,5 @@ copy_tree() {
 build_copy() {
     local dest=$1
     shift
-    # shellcheck source=scripts/lib/measure.sh
-    [[ $(type -t build_targets) == function ]] || source scripts/lib/measure.sh
     (cd "$dest" && build_targets build/release "$@")
 }

@@ -43,8 +43,6 @@ enum class Finish {
     LastBlock,  // the last block to finish sums the partials, in order (deterministic)
     Pdl,        // two-pass, the second launch scheduled while the first runs (sm_90+, deterministic)
     Packed,     // int: each block adds its sum and a count into one 64-bit word; no memset (below)
-    PackedFenced,  // Packed after a fence: what the launcher runs for Packed on a long input (choose_grid);
-                   // after Packed, so that the kernel's `finish >= Finish::Packed` takes both
 };
 
 constexpr std::string_view kFinishChoices[] = {"two-pass", "atomic", "last-block", "pdl", "packed"};  // in the order of enum Finish
@@ -78,14 +76,13 @@ constexpr Variant kFinish = {
 // 0.7 us a launch: docs/results/grid_layout_95866ca/); this one does not, and needs no
 // fence, since one word carries both (a count in a word of its own, with an acquire-release
 // per block, cost more than the memset: docs/results/grid_layout_fcb7c24/).
-// On a long input (choose_grid) the launcher runs it as PackedFenced: a __threadfence() before
-// the add, which nothing here needs for correctness. It read 0.2% faster at 2^30 and 0.7%
-// slower at 2^26 (docs/results/reduce7_groups_a568f11/, the probe's +fenced; why a fence helps was not isolated).
+// No fence before the add. A fence's release half (MEMBAR.ALL.GPU) in each block of a
+// one-shot grid cost an H200 about a tenth of its bandwidth at 2^28 and 2^30; on an H100 the
+// probe read within 0.4% with and without a fence (docs/results/reduce7_h200_edges/).
 // Thread 0 of each block holds the block's sum; the other threads return.
 template <typename T>
-__device__ void packed_finish(T sum, T* out, unsigned* workspace_word, Finish finish) {
+__device__ void packed_finish(T sum, T* out, unsigned* workspace_word) {
     if (threadIdx.x != 0) return;
-    if (finish == Finish::PackedFenced) __threadfence();
     if constexpr (std::is_integral_v<T> && sizeof(T) == 4) {
         auto* word = reinterpret_cast<unsigned long long*>(workspace_word);  // 256-byte aligned
         const unsigned long long mine = (static_cast<unsigned long long>(static_cast<unsigned>(sum)) << 32) + 1ull;
@@ -241,7 +238,7 @@ struct GridAndFinish {
 // at 2^28 and above, on some machines only within the spread; 4 KiB tiles (--vec 1) took 1.5x
 // (int) to 1.65x (float) the fixed grid's time; last-block by groups after one block per tile
 // read faster than on the resident grid at 2^28 and 2^30 and level or slower below
-// (docs/results/reduce7_groups_a568f11/). packed on a long input runs as PackedFenced (packed_finish).
+// (docs/results/reduce7_groups_a568f11/).
 // Also refuses a finish the type cannot run (--finish packed: int only).
 template <typename T, typename Resident>
 GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes, Resident&& resident) {
@@ -250,20 +247,18 @@ GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, std::size_
         !why.empty()) {
         throw std::invalid_argument(why);
     }
-    // Whether the input is long matters to last-block and packed only: the others do not ask
-    // resident() for it (a lookup under a lock on every launch).
-    const bool long_input = (finish == Finish::LastBlock || finish == Finish::Packed) &&
-                            tiles >= kLongInputWaves * resident();
+    // Whether the input is long matters to last-block only: the others do not ask resident()
+    // for it (a lookup under a lock on every launch).
+    const bool long_input = finish == Finish::LastBlock && tiles >= kLongInputWaves * resident();
     const bool adds_atomically = finish == Finish::Atomic || finish == Finish::Packed;
     const bool one_block_per_tile =
-        (adds_atomically && tile_bytes >= 16 * 1024) || (finish == Finish::LastBlock && long_input);
-    const Finish launched = finish == Finish::Packed && long_input ? Finish::PackedFenced : finish;
+        (adds_atomically && tile_bytes >= 16 * 1024) || long_input;
     const Grid grid = chosen_as<Grid, T>(kGrid, config);
     if (grid == Grid::OneShot || (grid == Grid::ByFinish && one_block_per_tile)) {
         if (tiles > 0x7fffffffu) throw std::invalid_argument("a one-shot grid of more than 2^31 - 1 blocks");
-        return {static_cast<unsigned>(tiles), launched};
+        return {static_cast<unsigned>(tiles), finish};
     }
-    return {static_cast<unsigned>(std::min<std::size_t>(tiles, resident())), launched};
+    return {static_cast<unsigned>(std::min<std::size_t>(tiles, resident())), finish};
 }
 
 // A kernel's shape, as the launcher's lambda receives it from dispatch_shape below.

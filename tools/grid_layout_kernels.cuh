@@ -92,8 +92,9 @@ __device__ __forceinline__ T block_sum(T value) {
 // after it; Fenced's __threadfence() to MEMBAR.SC.GPU and CCTL.IVALL), so that which half of a
 // fence costs what is measured apart. GroupedRelease: Grouped with each block's count added with
 // release only, and the acquire (a fence) in the last block of a group or of the groups alone.
+// GroupedFlagged: Grouped with no fence at all (flagged_finish below).
 enum class Finish { Atomic, Counted, Partials, PartialsAndAtomic, Packed, Fenced, Grouped,
-                    PackedRelease, PackedAcquire, PackedAcqRel, GroupedRelease };
+                    PackedRelease, PackedAcquire, PackedAcqRel, GroupedRelease, GroupedFlagged };
 
 // One block's record for --trace-blocks: on which SM it ran and when (the GPU's
 // nanosecond clock, the same on every SM; clock64() would count one SM's cycles).
@@ -124,6 +125,8 @@ struct Args {
     unsigned* blocks_done;  // Counted: blocks finished so far; Grouped: [0] groups done, [1 + g] group g's blocks (zero between launches)
     unsigned long long* packed_word;  // Packed: (sum << 32) + count (zero between launches)
     void* group_sums;       // Grouped: one per group of BLOCK blocks
+    unsigned long long* flagged;  // GroupedFlagged: a word per block, then one per group (zeroed once)
+    unsigned launch_number;       // GroupedFlagged: this launch's, never 0 (the host counts launches)
 };
 
 // The elements after the last whole vector (fewer than 4): block 0's first threads.
@@ -178,9 +181,76 @@ __device__ void grouped_finish(T sum, const Args& a, Finish finish) {
     }
 }
 
+// Finish::GroupedFlagged, called by every thread of the block; thread 0 holds the block's sum.
+// Grouped's order and levels with no fence: each block stores its partial and the launch's
+// number in one aligned 8-byte word (seen whole or not at all), then counts itself done with a
+// relaxed add. The last to count may see the count before another block's word, so it reads
+// each word until the word shows this launch's number: the word carries its own "ready", and
+// nothing has to order the partial before the count (CUB's single-pass scan packs a tile's
+// status with its value for the same reason). 4-byte T only.
+template <typename T>
+__device__ __forceinline__ unsigned long long flagged_word(T value, unsigned launch_number) {
+    static_assert(sizeof(T) == 4, "a 4-byte value and the launch's number share one word");
+    unsigned bits;
+    memcpy(&bits, &value, sizeof bits);
+    return (static_cast<unsigned long long>(launch_number) << 32) | bits;
+}
+template <typename T>
+__device__ __forceinline__ T wait_for_word(const unsigned long long* word, unsigned launch_number) {
+    // A relaxed atomic load: an ordinary (or __ldcv) load in a loop with no other side effect
+    // lets the compiler assume the loop ends and drop it (C++'s forward-progress rule).
+    cuda::atomic_ref<const unsigned long long, cuda::thread_scope_device> shared_word(*word);
+    unsigned long long w;
+    do {
+        w = shared_word.load(cuda::memory_order_relaxed);
+    } while (static_cast<unsigned>(w >> 32) != launch_number);
+    const unsigned bits = static_cast<unsigned>(w);
+    T value;
+    memcpy(&value, &bits, sizeof value);
+    return value;
+}
+template <unsigned BLOCK, typename T>
+__device__ void flagged_finish(T sum, const Args& a) {
+    __shared__ bool last;
+    const unsigned group = blockIdx.x / BLOCK, first = group * BLOCK;
+    const unsigned in_group = gridDim.x - first < BLOCK ? gridDim.x - first : BLOCK;
+    const unsigned groups = (gridDim.x + BLOCK - 1) / BLOCK;
+    unsigned long long* block_words = a.flagged;
+    unsigned long long* group_words = a.flagged + gridDim.x;
+    if (threadIdx.x == 0) {
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(block_words[blockIdx.x])
+            .store(flagged_word(sum, a.launch_number), cuda::memory_order_relaxed);
+        last = atomicAdd(a.blocks_done + 1 + group, 1u) == in_group - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    T group_sum = threadIdx.x < in_group ? wait_for_word<T>(block_words + first + threadIdx.x, a.launch_number) : T(0);
+    group_sum = block_sum<BLOCK>(group_sum);
+    if (threadIdx.x == 0) {
+        a.blocks_done[1 + group] = 0;  // ready for the next launch
+        cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(group_words[group])
+            .store(flagged_word(group_sum, a.launch_number), cuda::memory_order_relaxed);
+        last = atomicAdd(a.blocks_done, 1u) == groups - 1;
+    }
+    __syncthreads();
+    if (!last) return;
+    T total = T(0);
+    for (unsigned g = threadIdx.x; g < groups; g += BLOCK) total += wait_for_word<T>(group_words + g, a.launch_number);
+    total = block_sum<BLOCK>(total);
+    if (threadIdx.x == 0) {
+        *static_cast<T*>(a.out) = total;
+        a.blocks_done[0] = 0;
+    }
+}
+
 template <unsigned BLOCK, typename T>
 __device__ __forceinline__ void finish_block(T sum, const Args& a, Finish finish, unsigned long long start_ns) {
     sum = block_sum<BLOCK>(sum);
+    if (finish == Finish::GroupedFlagged) {
+        flagged_finish<BLOCK>(sum, a);
+        if (a.trace && threadIdx.x == 0) a.trace[blockIdx.x] = BlockTrace{start_ns, global_ns(), sm_id()};
+        return;
+    }
     if (finish == Finish::Grouped || finish == Finish::GroupedRelease) {
         grouped_finish<BLOCK>(sum, a, finish);
         if (a.trace && threadIdx.x == 0) a.trace[blockIdx.x] = BlockTrace{start_ns, global_ns(), sm_id()};

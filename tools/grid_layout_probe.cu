@@ -38,6 +38,9 @@
 //                        of a fence in every block costs what.
 //   one-shot-512x4+grouped-release  +grouped with each block's count added with release
 //                        only, the acquire (a fence) in a group's last block alone.
+//   one-shot-512x4+grouped-flagged, resident-512x4+grouped-flagged  +grouped with no fence:
+//                        each block's partial and the launch's number in one 8-byte word, the
+//                        last block reading each word until it shows this launch (flagged_finish).
 //   bulk-resident        resident-stride's tiles and grid stride, but each tile brought into
 //                        shared memory by Hopper's bulk copy (cp.async.bulk, one request per
 //                        tile, 2 tiles in flight per block) instead of 16-byte loads; its
@@ -199,6 +202,14 @@ std::vector<Layout> layouts(bool with_loads) {
     grouped_release.label = "one-shot-512x4+grouped-release";
     grouped_release.finish = Finish::GroupedRelease;
     list.push_back(grouped_release);
+    Layout grouped_flagged = grouped;  // no fence: each partial's word carries the launch's number
+    grouped_flagged.label = "one-shot-512x4+grouped-flagged";
+    grouped_flagged.finish = Finish::GroupedFlagged;
+    list.push_back(grouped_flagged);
+    Layout grouped_flagged_resident = grouped_flagged;
+    grouped_flagged_resident.label = "resident-512x4+grouped-flagged";
+    grouped_flagged_resident.grid = Layout::Resident;
+    list.push_back(grouped_flagged_resident);
     return list;
 }
 
@@ -355,6 +366,8 @@ public:
         out_ = DeviceBuffer<T>(1);
         total_ = DeviceBuffer<T>(1);  // Counted's total and count start at zero; the last block re-zeroes them
         blocks_done_ = DeviceBuffer<unsigned>(1 + groups);  // Grouped: the groups' count, then each group's
+        flagged_ = DeviceBuffer<unsigned long long>(launch_.blocks + groups);  // launch number 0: none yet
+        CUDA_CHECK(cudaMemset(flagged_.get(), 0, flagged_.bytes()));
         CUDA_CHECK(cudaMemset(total_.get(), 0, total_.bytes()));
         CUDA_CHECK(cudaMemset(blocks_done_.get(), 0, blocks_done_.bytes()));
         cudaFuncAttributes attributes{};
@@ -371,9 +384,10 @@ public:
 
     // One reduction: the kernel, and for the deterministic float finish the second launch.
     void run(BlockTrace* trace = nullptr) {
+        if (++launch_number_ == 0) launch_number_ = 1;  // 0 marks a word never written
         const Args args{input_.get(), input_.size(), vectors_, out_.get(), partials_.get(), trace,
                         layout_.dynamic ? next_tile_.get() : nullptr, total_.get(), blocks_done_.get(),
-                        packed_word_.get(), group_sums_.get()};
+                        packed_word_.get(), group_sums_.get(), flagged_.get(), launch_number_};
         // +memset: the result zeroed before each launch, inside the timed region, as reduce7's
         // launcher does for its atomic finish (a memset node between two kernels).
         if (layout_.zero_each_run) zero_result();
@@ -424,7 +438,16 @@ public:
             }
             if (full && failure.empty()) {  // each partial is exact: their total must be too
                 std::vector<T> partials(launch_.blocks);
-                CUDA_CHECK(cudaMemcpy(partials.data(), partials_.get(), partials.size() * sizeof(T), cudaMemcpyDeviceToHost));
+                if (launch_.finish == Finish::GroupedFlagged) {  // the partials are in the words' low halves
+                    std::vector<unsigned long long> words(launch_.blocks);
+                    CUDA_CHECK(cudaMemcpy(words.data(), flagged_.get(), words.size() * sizeof(words[0]), cudaMemcpyDeviceToHost));
+                    for (std::size_t b = 0; b < words.size(); ++b) {
+                        const auto bits = static_cast<std::uint32_t>(words[b]);
+                        std::memcpy(&partials[b], &bits, sizeof(T));
+                    }
+                } else {
+                    CUDA_CHECK(cudaMemcpy(partials.data(), partials_.get(), partials.size() * sizeof(T), cudaMemcpyDeviceToHost));
+                }
                 std::uint64_t total = 0;
                 for (T p : partials) total += static_cast<std::uint64_t>(p);
                 if (total != exact_) {
@@ -484,8 +507,9 @@ private:
     unsigned resident_ = 0;
     Launch launch_;
     DeviceBuffer<T> partials_, out_, total_, group_sums_;
-    DeviceBuffer<unsigned long long> next_tile_, packed_word_;
+    DeviceBuffer<unsigned long long> next_tile_, packed_word_, flagged_;
     DeviceBuffer<unsigned> blocks_done_;
+    unsigned launch_number_ = 0;  // GroupedFlagged: counts this layout's launches
     int registers_ = 0, per_sm_ = 0;
 };
 

@@ -16,8 +16,8 @@
 //    one that waits for the first to drain.
 //
 // The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors (32 KiB at the default 512
-// threads), every thread issuing all its loads before adding any. Never more blocks than
-// tiles; the finish and the input's length choose the grid (variants.cuh: choose_grid).
+// threads), every thread issuing all its loads before adding any. The grid is reduce6's:
+// the blocks that fit at once (never more than tiles), each striding over the tiles.
 // solution (assignment 7): how, in the header (the sentence that gives the answer)
 // A warp's five shuffle steps add the value 16, 8, 4, 2 and 1 lanes further down, so lane
 // 0 ends with the warp's sum.
@@ -192,7 +192,7 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
         const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
         if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
         constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
-        const auto [blocks, launched] = choose_grid<T>(config, ceil_div(n, kTileElements), kTileElements * sizeof(T),
+        const auto [blocks, launched] = choose_grid<T>(config, ceil_div(n, kTileElements),
                                                        [&] { return resident_blocks(kernel, BLOCK, 0); });
         if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
         kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, launched);

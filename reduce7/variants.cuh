@@ -98,8 +98,8 @@ __device__ void packed_finish(T sum, T* out, unsigned* workspace_word) {
 // The last-block finish (kernel.cu) adds the partials of a grid of up to group_size(BLOCK),
 // 2^19 / BLOCK, blocks as one group: a resident grid's (2,048 threads an SM / BLOCK x the SMs,
 // 32 blocks an SM at most: 528 at block 512 on the H100, 1,056 at 256, 4,224 at 64 and 32) at
-// every block size, on a GPU of up to 256 SMs. A longer grid (one block per tile: 131,072 at
-// 2^30 floats, block 512) adds in groups of BLOCK, one partial a thread, and then the groups'
+// every block size, on a GPU of up to 256 SMs. A longer grid (--grid one-shot, one block per
+// tile: 131,072 at 2^30 floats, block 512) adds in groups of BLOCK, one partial a thread, and then the groups'
 // sums. Groups of 512 that left a resident grid two groups read 1.5-4% slower at 2^24-2^26
 // (docs/results/reduce7_groups_8541399/); after a one-shot grid, groups of BLOCK read faster than
 // groups of 1,024 at 2^30, and at 2^28 in one of two calls (docs/results/reduce7_gap_74ba1af/).
@@ -197,30 +197,26 @@ void dispatch_loads_in_flight(int loads, F&& f) {
                                 "-byte vectors given)");
 }
 
-// --grid: how many blocks, and how the tiles are shared among them. by-finish (the
-// default): the launcher's choice (choose_grid below). resident: no more blocks
-// than fit on the GPU at once, each striding over the tiles, as reduce6. one-shot: one block
-// per tile, each reading its tile once, the hardware's block scheduler starting the next
-// block wherever a slot frees. Labelled "grid=..." when not the default; --variants leaves
-// it at the choice given. docs/results/grid_layout_b5ea0bc/ (issue 31) measures the layouts,
-// with this loop body in tools/grid_layout_probe.cu and as reduce7 --grid under each finish.
-enum class Grid { ByFinish, Resident, OneShot };
-constexpr std::string_view kGridChoices[] = {"by-finish", "resident", "one-shot"};  // in the order of enum Grid
+// --grid: how many blocks, and how the tiles are shared among them. resident (the default,
+// reduce6's grid): no more blocks than fit on the GPU at once, each striding over the tiles.
+// one-shot: one block per tile, each reading its tile once, the hardware's block scheduler
+// starting the next block wherever a slot frees. Labelled "grid=one-shot" when not the
+// default; --variants leaves it at the choice given. Which reads faster depends on the GPU:
+// on the H200s of docs/results/reduce7_h200_front/ the resident grid read 1-11% faster at
+// 2^26-2^30 (int and float, every finish that adds atomically or by the last block), where
+// H100s had read one block per tile about 2% faster at 2^28 and 2^30
+// (docs/results/grid_layout_b5ea0bc/, measured with tools/grid_layout_probe.cu).
+enum class Grid { Resident, OneShot };
+constexpr std::string_view kGridChoices[] = {"resident", "one-shot"};  // in the order of enum Grid
 constexpr Variant kGrid = {
     .name = "grid",
     .value_name = "G",
     .choices = kGridChoices,
-    .help = "by-finish | resident | one-shot (default by-finish: one-shot with\n"
-            "--finish atomic or packed and tiles of 16 KiB or more, and with last-block on\n"
-            "inputs of 32 or more tiles per resident block; else resident; resident: no\n"
-            "more blocks than fit at once, each striding over the tiles; one-shot: one\n"
-            "block per tile)",
+    .help = "resident | one-shot (default resident: no more blocks than fit at once,\n"
+            "each striding over the tiles, as reduce6; one-shot: one block per tile)",
+    .default_choice = "resident",
     .timed_by_variants = false,
 };
-
-// A long input: at least this many tiles per block that fits on the GPU at once (2^28 and
-// more 4-byte elements at block 256 or 512 on the H100; 2^26 is 15.5).
-constexpr std::size_t kLongInputWaves = 32;
 
 // The grid and the finish a launch runs.
 struct GridAndFinish {
@@ -228,33 +224,18 @@ struct GridAndFinish {
     Finish finish;
 };
 
-// The grid for `tiles` tiles of `tile_bytes` each: never more blocks than tiles of work (the
-// last one partial). By default (--grid by-finish) the atomic finishes (atomic, packed)
-// give each tile of 16 KiB or more its own block, and the block scheduler starts the next
-// one wherever a slot frees; so does last-block on a long input (its partials then add up
-// in groups of BLOCK: group_size); two-pass and pdl, whose second launch reads every partial with one
-// block, keep reduce6's resident grid, one partial per block that fits at once (`resident()`
-// counts them; asked only when needed). Measured (docs/06-grid-stride.md, Going deeper): 16 KiB tiles read faster so
-// at 2^28 and above, on some machines only within the spread; 4 KiB tiles (--vec 1) took 1.5x
-// (int) to 1.65x (float) the fixed grid's time; last-block by groups after one block per tile
-// read faster than on the resident grid at 2^28 and 2^30 and level or slower below
-// (docs/results/reduce7_groups_a568f11/).
+// The grid for `tiles` tiles: never more blocks than tiles of work (the last one partial),
+// and by default no more than fit on the GPU at once (`resident()` counts them). A
+// one-shot grid's last-block finish adds its partials in groups of BLOCK (group_size).
 // Also refuses a finish the type cannot run (--finish packed: int only).
 template <typename T, typename Resident>
-GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, std::size_t tile_bytes, Resident&& resident) {
+GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, Resident&& resident) {
     const Finish finish = chosen_as<Finish, T>(kFinish, config);
     if (const std::string why = kFinish.unsupported(kFinishChoices[static_cast<int>(finish)], value_type_of<T>());
         !why.empty()) {
         throw std::invalid_argument(why);
     }
-    // Whether the input is long matters to last-block only: the others do not ask resident()
-    // for it (a lookup under a lock on every launch).
-    const bool long_input = finish == Finish::LastBlock && tiles >= kLongInputWaves * resident();
-    const bool adds_atomically = finish == Finish::Atomic || finish == Finish::Packed;
-    const bool one_block_per_tile =
-        (adds_atomically && tile_bytes >= 16 * 1024) || long_input;
-    const Grid grid = chosen_as<Grid, T>(kGrid, config);
-    if (grid == Grid::OneShot || (grid == Grid::ByFinish && one_block_per_tile)) {
+    if (chosen_as<Grid, T>(kGrid, config) == Grid::OneShot) {
         if (tiles > 0x7fffffffu) throw std::invalid_argument("a one-shot grid of more than 2^31 - 1 blocks");
         return {static_cast<unsigned>(tiles), finish};
     }

@@ -2,7 +2,7 @@
 // only) at every size and
 // block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
 // boundary; --loads 1|2|4|8|16 at the default width and finish; and --grid resident|one-shot
-// under every finish (the default picks one of the two by the finish).
+// under every finish (the default is resident).
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -37,7 +37,7 @@ struct VariantCase {
     std::size_t n;
     std::size_t offset;  // elements past a 16-byte aligned address
     std::string loads = "4";  // vector loads in flight per thread
-    std::string grid = "";    // --grid; "": the default, by the finish
+    std::string grid = "";    // --grid; "": the default, resident
 };
 
 std::vector<VariantCase> variant_cases(bool misaligned) {

@@ -201,11 +201,13 @@ void dispatch_loads_in_flight(int loads, F&& f) {
 // reduce6's grid): no more blocks than fit on the GPU at once, each striding over the tiles.
 // one-shot: one block per tile, each reading its tile once, the hardware's block scheduler
 // starting the next block wherever a slot frees. Labelled "grid=one-shot" when not the
-// default; --variants leaves it at the choice given. Which reads faster depends on the GPU:
-// on the H200s of docs/results/reduce7_h200_front/ the resident grid read 1-11% faster at
-// 2^26-2^30 (int and float, every finish that adds atomically or by the last block), where
-// H100s had read one block per tile about 2% faster at 2^28 and 2^30
-// (docs/results/grid_layout_b5ea0bc/, measured with tools/grid_layout_probe.cu).
+// default; --variants leaves it at the choice given. Which read faster differed between
+// runs: on an H200 (docs/results/reduce7_h200_front/, block 512, packed and last-block) the
+// resident grid read 1.3-3.4% faster for int at 2^26-2^30 and 11-12% for float at 2^28 and
+// 2^30 (most of that the release each of a one-shot grid's blocks makes in last-block);
+// on H100s (block 256, the atomic finish) one block per tile had read from under half a
+// percent to about two percent faster at 2^28 and 2^30 (docs/results/grid_layout_1f1319d/,
+// grid_layout_b5ea0bc/). GPU, block, finish and code differed between the two.
 enum class Grid { Resident, OneShot };
 constexpr std::string_view kGridChoices[] = {"resident", "one-shot"};  // in the order of enum Grid
 constexpr Variant kGrid = {

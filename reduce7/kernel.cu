@@ -192,10 +192,10 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
         const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
         if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
         constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
-        const auto [blocks, launched] = choose_grid<T>(config, ceil_div(n, kTileElements),
-                                                       [&] { return resident_blocks(kernel, BLOCK, 0); });
+        const unsigned blocks = choose_grid<T>(config, ceil_div(n, kTileElements),
+                                               [&] { return resident_blocks(kernel, BLOCK, 0); });
         if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
-        kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, launched);
+        kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
         CUDA_CHECK_LAUNCH();
         if (finish == Finish::TwoPass && blocks > 1) {
             kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, finish);

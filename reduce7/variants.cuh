@@ -220,18 +220,12 @@ constexpr Variant kGrid = {
     .timed_by_variants = false,
 };
 
-// The grid and the finish a launch runs.
-struct GridAndFinish {
-    unsigned blocks;
-    Finish finish;
-};
-
-// The grid for `tiles` tiles: never more blocks than tiles of work (the last one partial),
+// The grid (its number of blocks) for `tiles` tiles: never more blocks than tiles of work (the last one partial),
 // and by default no more than fit on the GPU at once (`resident()` counts them). A
 // one-shot grid's last-block finish adds its partials in groups of BLOCK (group_size).
 // Also refuses a finish the type cannot run (--finish packed: int only).
 template <typename T, typename Resident>
-GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, Resident&& resident) {
+unsigned choose_grid(const RunConfig& config, std::size_t tiles, Resident&& resident) {
     const Finish finish = chosen_as<Finish, T>(kFinish, config);
     if (const std::string why = kFinish.unsupported(kFinishChoices[static_cast<int>(finish)], value_type_of<T>());
         !why.empty()) {
@@ -239,9 +233,9 @@ GridAndFinish choose_grid(const RunConfig& config, std::size_t tiles, Resident&&
     }
     if (chosen_as<Grid, T>(kGrid, config) == Grid::OneShot) {
         if (tiles > 0x7fffffffu) throw std::invalid_argument("a one-shot grid of more than 2^31 - 1 blocks");
-        return {static_cast<unsigned>(tiles), finish};
+        return static_cast<unsigned>(tiles);
     }
-    return {static_cast<unsigned>(std::min<std::size_t>(tiles, resident())), finish};
+    return static_cast<unsigned>(std::min<std::size_t>(tiles, resident()));
 }
 
 // A kernel's shape, as the launcher's lambda receives it from dispatch_shape below.

@@ -5,7 +5,7 @@
 
 reduce7_<round>.csv: reduce7 --csv rows with a timing column in front (and a build column where
 the call compared builds); probe_*.csv: grid_layout_probe's output. Prints type, n (as 2^k),
-method, the row's name, its GB/s in each round (the round's median) and the median of those.
+method, the row's name (build, variant and block size), its GB/s in each round (the round's median) and the median of those.
 Every row it reads must say it was verified.
 """
 import statistics
@@ -28,7 +28,7 @@ def main():
                 continue
             if r["verified"] != "true":
                 sys.exit(f"rounds.py: a row not verified in {f}: {r}")
-            name = (r["build"] + " " if "build" in r else "") + r["variant"]
+            name = (r["build"] + " " if "build" in r else "") + r["variant"] + " block=" + r["block"]
             if r.get("data", "integers") != "integers":
                 name += " data=" + r["data"]
             rows[(r["type"], int(r["n"]).bit_length() - 1, r["timing"], name)][rnd] = float(r["gbps"])

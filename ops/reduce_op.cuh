@@ -207,9 +207,11 @@ __global__ void __launch_bounds__(BLOCK)
 #pragma unroll
         for (int k = 0; k < kLoadsInFlight; ++k) acc = fold_vector<Op, VEC>(acc, loaded[k], head + (i + k * BLOCK) * VEC);
     }
+    if (i < vectors) {  // only a block whose last tile is partial: the others skip its tests
 #pragma unroll
-    for (int k = 0; k < kLoadsInFlight; ++k) {  // the last tile, when the input ends inside it
-        if (i + k * BLOCK < vectors) acc = fold_vector<Op, VEC>(acc, body[i + k * BLOCK], head + (i + k * BLOCK) * VEC);
+        for (int k = 0; k < kLoadsInFlight; ++k) {  // the last tile, when the input ends inside it
+            if (i + k * BLOCK < vectors) acc = fold_vector<Op, VEC>(acc, body[i + k * BLOCK], head + (i + k * BLOCK) * VEC);
+        }
     }
     if (kTailLast && tail + thread < n) acc = Op::combine(acc, Op::transform(in[tail + thread], tail + thread));
 

@@ -44,6 +44,7 @@ TEST(CopiesInStep, ReduceOpRepeatsReduce7sProtocol) {
              std::string("constexpr std::size_t kTile = std::size_t(kLoadsInFlight) * BLOCK;"),
              std::string("std::size_t i = blockIdx.x * kTile + threadIdx.x;"),
              std::string("for (; i + (kLoadsInFlight - 1) * BLOCK < vectors; i += gridDim.x * kTile) {"),
+             std::string("if (i < vectors) {  // only a block whose last tile is partial: the others skip its tests"),
              std::string("for (int k = 0; k < kLoadsInFlight; ++k) {  // the last tile, when the input ends inside it"),
              std::string("__shared__ bool is_last;"),
              std::string("__syncthreads();  // also orders thread 0's acquire before the other threads' reads"),

@@ -17,7 +17,8 @@
 //
 // The loads go in tiles of kLoadsInFlight (4) x BLOCK vectors (32 KiB at the default 512
 // threads), every thread issuing all its loads before adding any. The grid is reduce6's:
-// the blocks that fit at once (never more than tiles), each striding over the tiles.
+// the blocks that fit at once (never more than tiles), each striding over the tiles; but a
+// large int input gets tiles of 8 loads and one block per tile (--grid auto, variants.cuh).
 // solution (assignment 7): how, in the header (the sentence that gives the answer)
 // A warp's five shuffle steps add the value 16, 8, 4, 2 and 1 lanes further down, so lane
 // 0 ends with the warp's sum.
@@ -110,7 +111,7 @@ __device__ void last_block_finish(T sum, T* block_sums, T* out, unsigned* blocks
 
 // ---------------------------------------------------------------- kernel
 template <unsigned BLOCK, int VEC, typename T, int... LOADS>
-__global__ void __launch_bounds__(BLOCK, min_blocks<LOADS...>())  // min_blocks: --loads's registers (variants.cuh)
+__global__ void __launch_bounds__(BLOCK, min_blocks<BLOCK, LOADS...>())  // min_blocks: registers for --loads and --grid auto (variants.cuh)
 shuffle_vector_single_pass(const T* in, std::size_t n, T* block_sums, T* out, unsigned* blocks_done, Finish finish) {
     using V = typename Vector<T, VEC>::type;
     constexpr int kLoadsInFlight = loads_in_flight<LOADS...>();
@@ -182,28 +183,46 @@ namespace {  // every stage names these three the same: only the kernel and the 
 
 std::size_t counter_bytes(std::size_t n, const RunConfig& c) { return 256 * (1 + ceil_div(n, c.block * std::min<std::size_t>(group_size(c.block), c.block) * 32ul)); }
 
+// One launch of the kernel of this shape (and the second pass, for the two-pass finishes).
+template <typename T, unsigned BLOCK, int VEC, int... LOADS>
+void launch_shape(const T* in, std::size_t n, T* out, T* block_sums, unsigned* blocks_done, const RunConfig& config,
+                  Grid grid, cudaStream_t stream) {
+    const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
+    const Finish finish = chosen_as<Finish, T>(kFinish, config);
+    if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
+    constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
+    const unsigned blocks = choose_grid<T>(config, grid, ceil_div(n, kTileElements),
+                                           [&] { return resident_blocks(kernel, BLOCK, 0); });
+    if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
+    kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
+    CUDA_CHECK_LAUNCH();
+    if (finish == Finish::TwoPass && blocks > 1) {
+        kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, finish);
+        CUDA_CHECK_LAUNCH();
+    }
+    if (finish == Finish::Pdl && blocks > 1) {  // the same second pass, launched early
+        launch_programmatic_dependent(kernel, 1, BLOCK, stream, block_sums, blocks, block_sums, out, blocks_done, finish);
+    }
+}
+
 template <typename T>
 void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig& config, cudaStream_t stream) {
     if (n == 0) return write_zero(out, stream);
     auto* blocks_done = static_cast<unsigned*>(workspace);
     T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + counter_bytes(n, config));
-    const Finish finish = chosen_as<Finish, T>(kFinish, config);
+    const Grid grid = chosen_as<Grid, T>(kGrid, config);
     dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
-        const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
-        if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
-        constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
-        const unsigned blocks = choose_grid<T>(config, ceil_div(n, kTileElements),
-                                               [&] { return resident_blocks(kernel, BLOCK, 0); });
-        if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
-        kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
-        CUDA_CHECK_LAUNCH();
-        if (finish == Finish::TwoPass && blocks > 1) {
-            kernel<<<1, BLOCK, 0, stream>>>(block_sums, blocks, block_sums, out, blocks_done, finish);
-            CUDA_CHECK_LAUNCH();
+        if constexpr (has_large_tile<T, BLOCK, VEC, LOADS...>()) {  // --grid auto on a large int input (variants.cuh)
+            const auto large = shuffle_vector_single_pass<BLOCK, VEC, T, kLargeTileLoads>;
+            if (grid == Grid::Auto && large_tile_pays(chosen_as<Finish, T>(kFinish, config),
+                                                      ceil_div(n, std::size_t(VEC) * kLargeTileLoads * BLOCK),
+                                                      resident_blocks(large, BLOCK, 0))) {
+                return launch_shape<T, BLOCK, VEC, kLargeTileLoads>(in, n, out, block_sums, blocks_done, config,
+                                                                   Grid::OneShot, stream);
+            }
         }
-        if (finish == Finish::Pdl && blocks > 1) {  // the same second pass, launched early
-            launch_programmatic_dependent(kernel, 1, BLOCK, stream, block_sums, blocks, block_sums, out, blocks_done, finish);
-        }
+        launch_shape<T, BLOCK, VEC, LOADS...>(in, n, out, block_sums, blocks_done, config,
+                                              grid == Grid::Auto ? Grid::Resident : grid, stream);
     });
 }
 

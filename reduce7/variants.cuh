@@ -170,14 +170,18 @@ constexpr Variant kLoads = {
     .timed_by_variants = false,
 };
 
-// The kernel's __launch_bounds__(BLOCK, min_blocks): for the --loads variants, at least one
-// resident block per SM, which lets ptxas spend up to 255 registers a thread and keep all
-// their loads in flight (see kLoads); for the default, 0, no minimum, which leaves the code
-// of the int and float kernels at block 256 the one the figures measured (their SASS did
-// not change when the bounds came in).
-template <int... LOADS>
+// The kernel's __launch_bounds__(BLOCK, min_blocks). The default (no LOADS): 0, no minimum,
+// which leaves the code of the int and float kernels at block 256 the one the figures
+// measured (their SASS did not change when the bounds came in). The --loads variants (block
+// 256 only): at least one resident block per SM, which lets ptxas spend up to 255 registers
+// a thread and keep all their loads in flight (see kLoads). --grid auto's large tile (block
+// 512 only, below): every thread slot of an SM (2,048 / BLOCK blocks), which holds ptxas to
+// 32 registers, and at 32 it issues the 8 loads as a rolling window (about 5 outstanding,
+// the next issued as an earlier one is added) rather than all before the first add.
+template <unsigned BLOCK, int... LOADS>
 constexpr unsigned min_blocks() {
-    return sizeof...(LOADS) == 0 ? 0u : 1u;
+    if constexpr (sizeof...(LOADS) == 0) return 0u;
+    else return BLOCK == 256 ? 1u : 2048u / BLOCK;
 }
 
 // Call f(std::integer_sequence<int, LOADS...>) for the run-time --loads: no LOADS for the
@@ -197,41 +201,59 @@ void dispatch_loads_in_flight(int loads, F&& f) {
                                 "-byte vectors given)");
 }
 
-// --grid: how many blocks, and how the tiles are shared among them. resident (the default,
-// reduce6's grid): no more blocks than fit on the GPU at once, each striding over the tiles.
-// one-shot: one block per tile, each reading its tile once, the hardware's block scheduler
-// starting the next block wherever a slot frees. Labelled "grid=one-shot" when not the
-// default; --variants leaves it at the choice given. Which read faster differed between
-// runs: on an H200 (docs/results/reduce7_h200_front/, block 512, packed and last-block) the
-// resident grid read 1.3-3.4% faster for int at 2^26-2^30 and 11-12% for float at 2^28 and
-// 2^30 (most of that the release each of a one-shot grid's blocks makes in last-block);
-// on H100s (block 256, the atomic finish) one block per tile had read from under half a
-// percent to about two percent faster at 2^28 and 2^30 (docs/results/grid_layout_1f1319d/,
-// grid_layout_b5ea0bc/). GPU, block, finish and code differed between the two.
-enum class Grid { Resident, OneShot };
-constexpr std::string_view kGridChoices[] = {"resident", "one-shot"};  // in the order of enum Grid
+// --grid: how many blocks, and how the tiles are shared among them. resident (reduce6's
+// grid): no more blocks than fit on the GPU at once, each striding over the tiles. one-shot:
+// one block per tile, each reading its tile once, the hardware's block scheduler starting
+// the next block wherever a slot frees. auto (the default): resident, except int with an
+// order-free finish (packed, atomic) at block 512 and 16-byte loads on an input of at least
+// eight waves of 64 KiB tiles: there one block per 64 KiB tile (8 loads a thread, the large
+// tile below). Labelled "grid=resident" or "grid=one-shot" when chosen; --variants leaves it
+// at the choice given. Why (docs/07-shuffles-vectors.md, Going deeper; H200s,
+// docs/results/reduce7_h200_loads/): a one-shot grid pays a cost per block, so its tiles
+// must be large (at int 2^30, 16 and 32 KiB tiles read 12 and 5% below the resident grid,
+// 64 KiB half a percent above it); each of its blocks makes the finish's atomic, which in
+// float's deterministic last-block is a release (a fence) per block (7% at float 2^30 with
+// 64 KiB tiles); and at 2^25 and below, the resident grid's 32 KiB tiles read as fast or
+// faster (fewer than eight waves of 64 KiB tiles on 132 SMs).
+enum class Grid { Auto, Resident, OneShot };
+constexpr std::string_view kGridChoices[] = {"auto", "resident", "one-shot"};  // in the order of enum Grid
 constexpr Variant kGrid = {
     .name = "grid",
     .value_name = "G",
     .choices = kGridChoices,
-    .help = "resident | one-shot (default resident: no more blocks than fit at once,\n"
-            "each striding over the tiles, as reduce6; one-shot: one block per tile)",
-    .default_choice = "resident",
+    .help = "auto | resident | one-shot (resident: no more blocks than fit at once, each\n"
+            "striding over the tiles, as reduce6; one-shot: one block per tile; default auto:\n"
+            "resident, but for int's packed and atomic finishes at block 512, from eight\n"
+            "waves of 64 KiB tiles, one block per 64 KiB tile)",
+    .default_choice = "auto",
     .timed_by_variants = false,
 };
 
+// --grid auto's large tile: 8 loads a thread at block 512 (64 KiB), for int and 16-byte loads.
+constexpr int kLargeTileLoads = 8;
+template <typename T, unsigned BLOCK, int VEC, int... LOADS>
+constexpr bool has_large_tile() {
+    return std::is_same_v<T, int> && BLOCK == 512 && VEC * sizeof(T) == 16 && sizeof...(LOADS) == 0;
+}
+// Whether --grid auto takes the large tile: the finish needs no release per block, and the
+// one-shot grid of large tiles is at least eight waves of the blocks that fit at once.
+inline bool large_tile_pays(Finish finish, std::size_t large_tiles, unsigned resident_large) {
+    const bool order_free = finish == Finish::Packed || finish == Finish::Atomic;
+    return order_free && large_tiles >= 8ull * resident_large;
+}
+
 // The grid (its number of blocks) for `tiles` tiles: never more blocks than tiles of work (the last one partial),
-// and by default no more than fit on the GPU at once (`resident()` counts them). A
+// and on the resident grid no more than fit on the GPU at once (`resident()` counts them). A
 // one-shot grid's last-block finish adds its partials in groups of BLOCK (group_size).
 // Also refuses a finish the type cannot run (--finish packed: int only).
 template <typename T, typename Resident>
-unsigned choose_grid(const RunConfig& config, std::size_t tiles, Resident&& resident) {
+unsigned choose_grid(const RunConfig& config, Grid grid, std::size_t tiles, Resident&& resident) {
     const Finish finish = chosen_as<Finish, T>(kFinish, config);
     if (const std::string why = kFinish.unsupported(kFinishChoices[static_cast<int>(finish)], value_type_of<T>());
         !why.empty()) {
         throw std::invalid_argument(why);
     }
-    if (chosen_as<Grid, T>(kGrid, config) == Grid::OneShot) {
+    if (grid == Grid::OneShot) {
         if (tiles > 0x7fffffffu) throw std::invalid_argument("a one-shot grid of more than 2^31 - 1 blocks");
         return static_cast<unsigned>(tiles);
     }

@@ -1,13 +1,16 @@
 // reduce7's variants (--vec 1|2|4, --finish two-pass|atomic|last-block|pdl|packed, packed for int
 // only) at every size and
 // block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
-// boundary; --loads 1|2|4|8|16 at the default width and finish; and --grid resident|one-shot
-// under every finish (the default is resident).
+// boundary; --loads 1|2|4|8|16 at the default width and finish; --grid resident|one-shot
+// under every finish; and --grid auto's large tile (int, block 512) around where it starts.
+#include <cuda_runtime.h>
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cuda_check.h"
 #include "gpu_test.h"
 #include "stages.h"
 
@@ -37,7 +40,7 @@ struct VariantCase {
     std::size_t n;
     std::size_t offset;  // elements past a 16-byte aligned address
     std::string loads = "4";  // vector loads in flight per thread
-    std::string grid = "";    // --grid; "": the default, resident
+    std::string grid = "";    // --grid; "": the default, auto (resident at these sizes)
 };
 
 std::vector<VariantCase> variant_cases(bool misaligned) {
@@ -144,5 +147,38 @@ std::vector<VariantCase> grid_cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Reduce7Grid, Reduce7Variant, testing::ValuesIn(grid_cases()), case_name);
+
+// --grid auto (the default): int at block 512 with the packed or atomic finish takes 8 loads
+// a thread and one block per 64 KiB tile from eight waves of those tiles (reduce7/variants.cuh).
+// Around that size (from this GPU's SMs, at 2,048 / 512 blocks an SM, the large tile's
+// launch bounds): a tile short of it (the resident grid), one element short (the large
+// tile, the last one short by an element), and 512 vectors and one element into a new tile,
+// each aligned and with a misaligned head; every sum exact, and the resident
+// grid named at the same sizes. (test_large_sizes.cu runs the large tile at 2^31 + 3 and 2^32 + 5.)
+TEST(Reduce7AutoGrid, LargeIntTileIsExactAroundWhereItStarts) {
+    SKIP_WITHOUT_GPU();
+    int device = 0, sms = 0, threads_per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    const std::size_t tile = 512 * 8 * 4;  // ints: 512 threads x 8 loads x int4
+    const std::size_t starts = 8 * std::size_t(sms) * std::size_t(threads_per_sm / 512) * tile;
+    for (std::size_t n : {starts - tile, starts - 1, starts + 4 * 512 + 1}) {
+        for (std::size_t offset : {0, 3}) {
+            const TestInput<int> input = test_input<int>(n, offset);
+            for (std::string_view finish : {"packed", "atomic"}) {
+                for (std::string_view grid : {"auto", "resident"}) {
+                    RunConfig config;
+                    config.block = 512;
+                    config.variants = {{"finish", std::string(finish)}, {"grid", std::string(grid)}};
+                    for (const SumCheck& check : run_stage_twice(reduce7_stage, config, input, n)) {
+                        EXPECT_TRUE(check.ok) << "n=" << n << " offset=" << offset << " --finish " << finish
+                                              << " --grid " << grid << ": " << check.detail;
+                    }
+                }
+            }
+        }
+    }
+}
 
 }  // namespace

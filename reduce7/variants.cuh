@@ -209,12 +209,15 @@ void dispatch_loads_in_flight(int loads, F&& f) {
 // eight waves of 64 KiB tiles: there one block per 64 KiB tile (8 loads a thread, the large
 // tile below). Labelled "grid=resident" or "grid=one-shot" when chosen; --variants leaves it
 // at the choice given. Why (docs/07-shuffles-vectors.md, Going deeper; H200s,
-// docs/results/reduce7_h200_loads/): a one-shot grid pays a cost per block, so its tiles
-// must be large (at int 2^30, 16 and 32 KiB tiles read 12 and 5% below the resident grid,
-// 64 KiB half a percent above it); each of its blocks makes the finish's atomic, which in
-// float's deterministic last-block is a release (a fence) per block (7% at float 2^30 with
-// 64 KiB tiles); and at 2^25 and below, the resident grid's 32 KiB tiles read as fast or
-// faster (fewer than eight waves of 64 KiB tiles on 132 SMs).
+// docs/results/reduce7_h200_loads/ and reduce7_auto_4022ebb/): with packed at int 2^30, one
+// block per 16 or 32 KiB tile read 12 and 5% below the resident grid, per 64 KiB tile of
+// 1,024 x 4 level with it, and per 64 KiB tile of this 512 x 8 build 0.45-0.9% above it
+// (part of the small tiles' loss is packed's returning atomic: with --finish atomic 32 KiB
+// read above the resident grid). Float's deterministic last-block makes a release (a fence)
+// in every block, 7% slower than atomic at float 2^30 on this 512 x 8 one-shot grid. At 2^25
+// the resident grid read faster, at 2^27 the large tile did, at 2^26 they were level or split
+// by method: eight waves (2^27 and up on 132 SMs) is a choice between them. atomic with the
+// large tile was not timed for int.
 enum class Grid { Auto, Resident, OneShot };
 constexpr std::string_view kGridChoices[] = {"auto", "resident", "one-shot"};  // in the order of enum Grid
 constexpr Variant kGrid = {

@@ -216,7 +216,7 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
             const auto large = shuffle_vector_single_pass<BLOCK, VEC, T, kLargeTileLoads>;
             if (grid == Grid::Auto && large_tile_pays(chosen_as<Finish, T>(kFinish, config),
                                                       ceil_div(n, std::size_t(VEC) * kLargeTileLoads * BLOCK),
-                                                      resident_blocks(large, BLOCK, 0))) {
+                                                      [&] { return resident_blocks(large, BLOCK, 0); })) {
                 return launch_shape<T, BLOCK, VEC, kLargeTileLoads>(in, n, out, block_sums, blocks_done, config,
                                                                    Grid::OneShot, stream);
             }

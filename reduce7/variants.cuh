@@ -170,18 +170,32 @@ constexpr Variant kLoads = {
     .timed_by_variants = false,
 };
 
+// The threads one SM holds on the architecture being compiled: a minimum of blocks per SM
+// beyond it is ignored by ptxas, with a warning. The host pass has no __CUDA_ARCH__ and
+// takes 2,048; only the device code's bounds matter.
+__host__ __device__ constexpr unsigned threads_per_sm() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 750
+    return 1024;  // Turing
+#elif defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870 || __CUDA_ARCH__ == 890)
+    return 1536;  // GA10x, Orin, Ada
+#else
+    return 2048;  // sm_80, sm_90 and the host pass
+#endif
+}
+
 // The kernel's __launch_bounds__(BLOCK, min_blocks). The default (no LOADS): 0, no minimum,
 // which leaves the code of the int and float kernels at block 256 the one the figures
 // measured (their SASS did not change when the bounds came in). The --loads variants (block
 // 256 only): at least one resident block per SM, which lets ptxas spend up to 255 registers
 // a thread and keep all their loads in flight (see kLoads). --grid auto's large tile (block
-// 512 only, below): every thread slot of an SM (2,048 / BLOCK blocks), which holds ptxas to
-// 32 registers, and at 32 it issues the 8 loads as a rolling window (about 5 outstanding,
-// the next issued as an earlier one is added) rather than all before the first add.
+// 512 only, below): every thread slot of an SM (threads_per_sm() / BLOCK blocks), which on
+// sm_80 and sm_90 (2,048 threads) holds ptxas to 32 registers; on sm_90 it then issues the
+// 8 loads as a rolling window (5 before the first add, the next issued as an earlier one is
+// added: tests/loads_in_flight.sh) rather than all before the first add.
 template <unsigned BLOCK, int... LOADS>
 constexpr unsigned min_blocks() {
     if constexpr (sizeof...(LOADS) == 0) return 0u;
-    else return BLOCK == 256 ? 1u : 2048u / BLOCK;
+    else return BLOCK == 256 ? 1u : threads_per_sm() / BLOCK;
 }
 
 // Call f(std::integer_sequence<int, LOADS...>) for the run-time --loads: no LOADS for the
@@ -226,8 +240,9 @@ constexpr Variant kGrid = {
     .choices = kGridChoices,
     .help = "auto | resident | one-shot (resident: no more blocks than fit at once, each\n"
             "striding over the tiles, as reduce6; one-shot: one block per tile; default auto:\n"
-            "resident, but for int's packed and atomic finishes at block 512, from eight\n"
-            "waves of 64 KiB tiles, one block per 64 KiB tile)",
+            "resident, but for int's packed and atomic finishes at block 512 with 16-byte\n"
+            "loads, from eight waves of 64 KiB tiles, one block per 64 KiB tile of 8 loads\n"
+            "a thread, whatever --loads says; --grid resident keeps 4)",
     .default_choice = "auto",
     .timed_by_variants = false,
 };
@@ -239,10 +254,12 @@ constexpr bool has_large_tile() {
     return std::is_same_v<T, int> && BLOCK == 512 && VEC * sizeof(T) == 16 && sizeof...(LOADS) == 0;
 }
 // Whether --grid auto takes the large tile: the finish needs no release per block, and the
-// one-shot grid of large tiles is at least eight waves of the blocks that fit at once.
-inline bool large_tile_pays(Finish finish, std::size_t large_tiles, unsigned resident_large) {
+// one-shot grid of large tiles is at least eight waves of the blocks that fit at once
+// (`resident_large()` counts them; asked only when the rest holds).
+template <typename ResidentLarge>
+bool large_tile_pays(Finish finish, std::size_t large_tiles, ResidentLarge&& resident_large) {
     const bool order_free = finish == Finish::Packed || finish == Finish::Atomic;
-    return order_free && large_tiles >= 8ull * resident_large;
+    return order_free && large_tiles >= 8 && large_tiles >= 8ull * resident_large();
 }
 
 // The grid (its number of blocks) for `tiles` tiles: never more blocks than tiles of work (the last one partial),

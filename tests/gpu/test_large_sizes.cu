@@ -81,7 +81,8 @@ void expect_exact_at_large_size(const LargeCase& c) {
     const DeviceInput<T>* input = large_input<T>(c.n, why);
     if (!input) GTEST_SKIP() << why;
     const TestInput<T> values{input->values.get(), input->expected.exact};
-    const RunConfig config;  // every labelled variant at its default for the type (reduce7: 16-byte loads, its finish)
+    RunConfig config;  // every labelled variant at its default for the type (reduce7: 16-byte loads, its finish)
+    config.block = c.stage->default_block;  // reduce7: 512, where int takes --grid auto's large tile
     for (const SumCheck& check : run_stage_twice(*c.stage, config, values, c.n)) {
         EXPECT_TRUE(check.ok) << c.stage->name << " " << type_name(c.type) << " n=" << c.n << ": " << check.detail;
     }

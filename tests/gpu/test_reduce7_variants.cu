@@ -40,7 +40,7 @@ struct VariantCase {
     std::size_t n;
     std::size_t offset;  // elements past a 16-byte aligned address
     std::string loads = "4";  // vector loads in flight per thread
-    std::string grid = "";    // --grid; "": the default, auto (resident at these sizes)
+    std::string grid = "";    // --grid; "": the default, auto (resident at these sizes on a GPU of more than 32 SMs)
 };
 
 std::vector<VariantCase> variant_cases(bool misaligned) {

@@ -225,7 +225,7 @@ void dispatch_loads_in_flight(int loads, F&& f) {
 // at the choice given. Why (docs/07-shuffles-vectors.md, Going deeper; H200s,
 // docs/results/reduce7_h200_loads/ and reduce7_auto_4022ebb/): with packed at int 2^30, one
 // block per 16 or 32 KiB tile read 12 and 5% below the resident grid, per 64 KiB tile of
-// 1,024 x 4 level with it, and per 64 KiB tile of this 512 x 8 build 0.45-0.9% above it
+// 1,024 x 4 level with it on two H200s and 0.7% above on two others, and per 64 KiB tile of this 512 x 8 build 0.45-0.9% above it
 // (part of the small tiles' loss is packed's returning atomic: with --finish atomic 32 KiB
 // read above the resident grid). Float's deterministic last-block makes a release (a fence)
 // in every block, 7% slower than atomic at float 2^30 on this 512 x 8 one-shot grid. At 2^25
@@ -242,7 +242,8 @@ constexpr Variant kGrid = {
             "striding over the tiles, as reduce6; one-shot: one block per tile; default auto:\n"
             "resident, but for int's packed and atomic finishes at block 512 with 16-byte\n"
             "loads, from eight waves of 64 KiB tiles, one block per 64 KiB tile of 8 loads\n"
-            "a thread, whatever --loads says; --grid resident keeps 4)",
+            "a thread; --loads 4, the only value at block 512, does not prevent it;\n"
+            "--grid resident does)",
     .default_choice = "auto",
     .timed_by_variants = false,
 };
@@ -253,8 +254,9 @@ template <typename T, unsigned BLOCK, int VEC, int... LOADS>
 constexpr bool has_large_tile() {
     return std::is_same_v<T, int> && BLOCK == 512 && VEC * sizeof(T) == 16 && sizeof...(LOADS) == 0;
 }
-// Whether --grid auto takes the large tile: the finish needs no release per block, and the
-// one-shot grid of large tiles is at least eight waves of the blocks that fit at once
+// Whether --grid auto takes the large tile: the finish is packed or atomic (one add a block;
+// last-block releases in every block, and two-pass and pdl were not timed on this grid), and
+// the one-shot grid of large tiles is at least eight waves of the blocks that fit at once
 // (`resident_large()` counts them; asked only when the rest holds).
 template <typename ResidentLarge>
 bool large_tile_pays(Finish finish, std::size_t large_tiles, ResidentLarge&& resident_large) {

@@ -6,8 +6,9 @@
 # ptxas issued 4 of 8 or 16 (reduce7/variants.cuh); with the last-block finish inlined, its
 # loop over a group's partials made it issue 3 of the default's 4 (reduce7/kernel.cu;
 # docs/results/reduce7_groups_8541399/x2/loads_before_use_inline.txt).
-# --grid auto's large tile (int, block 512, 8 loads at 32 registers) is a rolling window, not
-# all 8 first: more than the default's 4 issued before the first use, and no more than 8.
+# --grid auto's large tile (int, block 512, 8 loads at 32 registers) is a rolling window:
+# more than the default's 4 issued before the first use, and fewer than all 8 (5 in the sm_90
+# build at 98e9e0d).
 #
 #   tests/loads_in_flight.sh BINARY REPOSITORY
 # Skips (a line starting "SKIPPED:") without cuobjdump or without sm_90 code in BINARY.
@@ -39,10 +40,10 @@ kernel="shuffle_vector_single_pass<512u, 4, int, 8>("
 line=$("$repo/scripts/count_loads_before_use.sh" "$binary" "$kernel" --arch sm_90 | grep before_first_use) || {
     echo "FAILED: no SASS count for $kernel"; exit 1; }
 got=$(sed -n 's/.*before_first_use=\([0-9]*\).*/\1/p' <<<"$line")
-if [[ -n $got && $got -gt 4 && $got -le 8 ]]; then
-    echo "ok: int --grid auto's large tile (block 512, 8 loads): $got loads before the first use (more than 4)"
+if [[ -n $got && $got -gt 4 && $got -lt 8 ]]; then
+    echo "ok: int --grid auto's large tile (block 512, 8 loads): $got loads before the first use (more than 4, fewer than 8)"
 else
-    echo "FAILED: int --grid auto's large tile: '$got' loads before the first use, not 5 to 8 ($line)"
+    echo "FAILED: int --grid auto's large tile: '$got' loads before the first use, not 5 to 7 ($line)"
     failed=1
 fi
 exit $failed

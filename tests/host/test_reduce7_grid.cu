@@ -1,8 +1,10 @@
 // reduce7's --grid auto (reduce7/variants.cuh) decides with has_large_tile and
 // large_tile_pays. Reduce7AutoGrid (tests/gpu) runs sizes on both sides of that decision,
-// but it can only see exact sums, which either kernel gives; so the decision itself is
-// checked here, at its edges: which shapes may take the large tile, which finishes, and the
-// size at which it starts (eight waves; 528 resident blocks, as on 132 SMs at 4 a SM).
+// but it can only see exact sums, which either kernel gives; so the two predicates of the
+// decision are checked here, at their edges: which shapes may take the large tile, which
+// finishes, and the count of tiles at which it starts (eight waves; 528 resident blocks, as
+// on 132 SMs at 4 a SM). The launcher's own count of tiles (ceil_div in reduce7/kernel.cu)
+// is repeated below, not exercised.
 #include <gtest/gtest.h>
 
 #include <cstddef>

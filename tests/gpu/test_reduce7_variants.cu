@@ -152,14 +152,15 @@ INSTANTIATE_TEST_SUITE_P(Reduce7Grid, Reduce7Variant, testing::ValuesIn(grid_cas
 
 // --grid auto (the default): int at block 512 with the packed or atomic finish takes 8 loads
 // a thread and one block per 64 KiB tile from eight waves of those tiles (reduce7/variants.cuh).
-// Around that size (from this GPU's SMs and threads per SM / 512 blocks an SM, which the
-// launcher's occupancy query gives for the large tile when its registers allow: 4 on sm_90,
-// Nsight's launch__occupancy_limit_registers in docs/results/reduce7_auto_4022ebb/a4/; were
-// the sizes to miss the decision, this test could not tell, since both kernels sum exactly:
-// tests/host/test_reduce7_grid.cu checks the decision): a tile short of it (the resident grid), one element short (the large
-// tile, the last one short by an element), and 512 vectors and one element into a new tile,
-// each aligned and with a misaligned head; every sum exact, and the resident
-// grid named at the same sizes. (test_large_sizes.cu runs the large tile at 2^31 + 3 and 2^32 + 5.)
+// The sizes come from this GPU's SMs and threads per SM / 512 blocks an SM, which the
+// launcher's occupancy query gives for the large tile when its registers allow (4 on sm_90:
+// Nsight's launch__occupancy_limit_registers in docs/results/reduce7_auto_4022ebb/a4/):
+// a tile short of the start (the resident grid), one element short (the large tile, the last
+// one short by an element), and 512 vectors and one element into a new tile, each aligned and
+// with a misaligned head; every sum exact, and the resident grid named at the same sizes.
+// Were the sizes to miss the decision this test could not tell, since both kernels sum
+// exactly: tests/host/test_reduce7_grid.cu checks the decision. (test_large_sizes.cu runs
+// the large tile at 2^31 + 3 and 2^32 + 5.)
 TEST(Reduce7AutoGrid, LargeIntTileIsExactAroundWhereItStarts) {
     SKIP_WITHOUT_GPU();
     int device = 0, sms = 0, threads_per_sm = 0;

@@ -185,14 +185,12 @@ std::size_t counter_bytes(std::size_t n, const RunConfig& c) { return 256 * (1 +
 
 // One launch of the kernel of this shape (and the second pass, for the two-pass finishes).
 template <typename T, unsigned BLOCK, int VEC, int... LOADS>
-void launch_shape(const T* in, std::size_t n, T* out, T* block_sums, unsigned* blocks_done, const RunConfig& config,
-                  Grid grid, cudaStream_t stream) {
+void launch_shape(const T* in, std::size_t n, T* out, T* block_sums, unsigned* blocks_done, Finish finish, Grid grid,
+                  cudaStream_t stream) {
     const auto kernel = shuffle_vector_single_pass<BLOCK, VEC, T, LOADS...>;
-    const Finish finish = chosen_as<Finish, T>(kFinish, config);
     if (finish == Finish::Pdl) require_programmatic_launch(kernel, "reduce7 --finish pdl");
-    constexpr std::size_t kTileElements = std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
-    const unsigned blocks = choose_grid<T>(config, grid, ceil_div(n, kTileElements),
-                                           [&] { return resident_blocks(kernel, BLOCK, 0); });
+    const unsigned blocks = choose_grid(grid, ceil_div(n, tile_elements<BLOCK, VEC, LOADS...>()),
+                                        [&] { return resident_blocks(kernel, BLOCK, 0); });
     if (finish == Finish::Atomic && blocks > 1) write_zero(out, stream);
     kernel<<<blocks, BLOCK, 0, stream>>>(in, n, block_sums, out, blocks_done, finish);
     CUDA_CHECK_LAUNCH();
@@ -210,18 +208,18 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
     if (n == 0) return write_zero(out, stream);
     auto* blocks_done = static_cast<unsigned*>(workspace);
     T* block_sums = reinterpret_cast<T*>(static_cast<char*>(workspace) + counter_bytes(n, config));
+    const Finish finish = supported_finish<T>(config);
     const Grid grid = chosen_as<Grid, T>(kGrid, config);
     dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
         if constexpr (has_large_tile<T, BLOCK, VEC, LOADS...>()) {  // --grid auto on a large int input (variants.cuh)
             const auto large = shuffle_vector_single_pass<BLOCK, VEC, T, kLargeTileLoads>;
-            if (grid == Grid::Auto && large_tile_pays(chosen_as<Finish, T>(kFinish, config),
-                                                      ceil_div(n, std::size_t(VEC) * kLargeTileLoads * BLOCK),
+            if (grid == Grid::Auto && large_tile_pays(finish, ceil_div(n, tile_elements<BLOCK, VEC, kLargeTileLoads>()),
                                                       [&] { return resident_blocks(large, BLOCK, 0); })) {
-                return launch_shape<T, BLOCK, VEC, kLargeTileLoads>(in, n, out, block_sums, blocks_done, config,
+                return launch_shape<T, BLOCK, VEC, kLargeTileLoads>(in, n, out, block_sums, blocks_done, finish,
                                                                    Grid::OneShot, stream);
             }
         }
-        launch_shape<T, BLOCK, VEC, LOADS...>(in, n, out, block_sums, blocks_done, config,
+        launch_shape<T, BLOCK, VEC, LOADS...>(in, n, out, block_sums, blocks_done, finish,
                                               grid == Grid::Auto ? Grid::Resident : grid, stream);
     });
 }

@@ -264,17 +264,28 @@ bool large_tile_pays(Finish finish, std::size_t large_tiles, ResidentLarge&& res
     return order_free && large_tiles >= 8 && large_tiles >= 8ull * resident_large();
 }
 
-// The grid (its number of blocks) for `tiles` tiles: never more blocks than tiles of work (the last one partial),
-// and on the resident grid no more than fit on the GPU at once (`resident()` counts them). A
-// one-shot grid's last-block finish adds its partials in groups of BLOCK (group_size).
-// Also refuses a finish the type cannot run (--finish packed: int only).
-template <typename T, typename Resident>
-unsigned choose_grid(const RunConfig& config, Grid grid, std::size_t tiles, Resident&& resident) {
+// The run's --finish, refused here when the type cannot run it (--finish packed: int only).
+template <typename T>
+Finish supported_finish(const RunConfig& config) {
     const Finish finish = chosen_as<Finish, T>(kFinish, config);
     if (const std::string why = kFinish.unsupported(kFinishChoices[static_cast<int>(finish)], value_type_of<T>());
         !why.empty()) {
         throw std::invalid_argument(why);
     }
+    return finish;
+}
+
+// The elements one tile holds: LOADS vectors of VEC for each of BLOCK threads.
+template <unsigned BLOCK, int VEC, int... LOADS>
+constexpr std::size_t tile_elements() {
+    return std::size_t(VEC) * loads_in_flight<LOADS...>() * BLOCK;
+}
+
+// The grid (its number of blocks) for `tiles` tiles: never more blocks than tiles of work (the last one partial),
+// and on the resident grid no more than fit on the GPU at once (`resident()` counts them). A
+// one-shot grid's last-block finish adds its partials in groups of BLOCK (group_size).
+template <typename Resident>
+unsigned choose_grid(Grid grid, std::size_t tiles, Resident&& resident) {
     if (grid == Grid::OneShot) {
         if (tiles > 0x7fffffffu) throw std::invalid_argument("a one-shot grid of more than 2^31 - 1 blocks");
         return static_cast<unsigned>(tiles);

@@ -10,6 +10,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "device_input.h"
@@ -23,13 +24,28 @@ struct LargeCase {
     std::size_t n;
     ValueType type;
     const Stage* stage;
+    std::string grid = {};  // a choice of the stage's --grid other than its default, or "" (below)
 };
 
+// Every stage at its defaults; and a stage with a --grid variant (reduce7) once more on each
+// of its other grids, since the grid decides which block reads which indices: reduce7's
+// default takes one block per 64 KiB tile for int at these sizes, and --grid resident keeps
+// the grid-stride loop, whose indices past 2^31 the default no longer reaches for int.
 std::vector<LargeCase> large_cases() {
     std::vector<LargeCase> cases;
     for (std::size_t n : {(std::size_t{1} << 31) + 3, (std::size_t{1} << 32) + 5}) {
         for (ValueType type : {ValueType::Int32, ValueType::Float32}) {
-            for (const Stage* stage : all_stages()) cases.push_back({n, type, stage});
+            for (const Stage* stage : all_stages()) {
+                cases.push_back({n, type, stage});
+                for (const Variant& variant : stage->variants) {
+                    if (variant.name != "grid") continue;
+                    for (std::string_view choice : variant.choices) {
+                        if (choice != default_choice(variant, type)) {
+                            cases.push_back({n, type, stage, std::string(choice)});
+                        }
+                    }
+                }
+            }
         }
     }
     return cases;  // in this order, so consecutive tests share one input (below)
@@ -37,7 +53,12 @@ std::vector<LargeCase> large_cases() {
 
 std::string case_name(const testing::TestParamInfo<LargeCase>& info) {
     const LargeCase& c = info.param;
-    return std::string(c.stage->name) + "_" + std::string(type_name(c.type)) + "_n" + std::to_string(c.n);
+    std::string grid;  // "one-shot" -> "oneshot": a test's name is letters, digits and '_'
+    for (char ch : c.grid) {
+        if (ch != '-') grid += ch;
+    }
+    return std::string(c.stage->name) + "_" + std::string(type_name(c.type)) + "_n" + std::to_string(c.n) +
+           (grid.empty() ? "" : "_grid_" + grid);
 }
 
 // One large input at a time: the tests of one (n, type) share it, and it is freed before
@@ -83,12 +104,14 @@ void expect_exact_at_large_size(const LargeCase& c) {
     const TestInput<T> values{input->values.get(), input->expected.exact};
     RunConfig config;  // every labelled variant at its default for the type (reduce7: 16-byte loads, its finish)
     config.block = c.stage->default_block;  // reduce7: 512, where int takes --grid auto's large tile
+    if (!c.grid.empty()) config.variants = {{"grid", c.grid}};
     for (const SumCheck& check : run_stage_twice(*c.stage, config, values, c.n)) {
-        EXPECT_TRUE(check.ok) << c.stage->name << " " << type_name(c.type) << " n=" << c.n << ": " << check.detail;
+        EXPECT_TRUE(check.ok) << c.stage->name << " " << type_name(c.type) << " n=" << c.n
+                              << (c.grid.empty() ? "" : " --grid " + c.grid) << ": " << check.detail;
     }
     // At this size too, the check sees one element fewer: the same stage over the first
     // n - 1 values must fail it.
-    if (c.stage == all_stages().back()) {
+    if (c.stage == all_stages().back() && c.grid.empty()) {
         for (const SumCheck& check : run_stage_twice(*c.stage, config, values, c.n - 1)) {
             EXPECT_FALSE(check.ok) << c.stage->name << " n-1=" << c.n - 1 << " passed the check for n";
         }

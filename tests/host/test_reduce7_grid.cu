@@ -3,8 +3,8 @@
 // but it can only see exact sums, which either kernel gives; so the two predicates of the
 // decision are checked here, at their edges: which shapes may take the large tile, which
 // finishes, and the count of tiles at which it starts (eight waves; 528 resident blocks, as
-// on 132 SMs at 4 a SM). The launcher's own count of tiles (ceil_div in reduce7/kernel.cu)
-// is repeated below, not exercised.
+// on 132 SMs at 4 a SM). The launcher counts tiles as ceil_div(n, tile_elements<...>()),
+// which the last test below repeats with the same tile_elements.
 #include <gtest/gtest.h>
 
 #include <cstddef>
@@ -36,9 +36,12 @@ TEST(Reduce7AutoGridChoice, FromEightWavesWithAnOrderFreeFinishOnly) {
     }
     EXPECT_FALSE(large_tile_pays(Finish::Packed, 7, resident));
     EXPECT_EQ(asked, 0) << "the occupancy query runs only when the finish and the size allow the large tile";
-    // The launcher counts the large tiles with ceil_div(n, 512 x 8 x 4 ints): the last may be
-    // partial, so eight waves of 528 start one element past 4,223 whole tiles.
-    constexpr std::size_t kTileInts = 512 * 8 * 4;
+    // The launcher counts the large tiles with ceil_div(n, tile_elements<512, 4, 8>()), 512 x 8
+    // x 4 ints: the last may be partial, so eight waves of 528 start one element past 4,223
+    // whole tiles.
+    constexpr std::size_t kTileInts = tile_elements<512, 4, kLargeTileLoads>();
+    static_assert(kTileInts == 512 * 8 * 4);
+    static_assert(tile_elements<512, 4>() == 512 * 4 * 4, "the default tile: 4 loads a thread");
     EXPECT_TRUE(large_tile_pays(Finish::Packed, ceil_div(std::size_t{4223} * kTileInts + 1, kTileInts), resident));
     EXPECT_FALSE(large_tile_pays(Finish::Packed, ceil_div(std::size_t{4223} * kTileInts, kTileInts), resident));
 }

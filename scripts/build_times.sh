@@ -6,8 +6,11 @@
 # (cores, CPU, GPU), CUDAARCHS, the commit and the date; a run replaces the lines of the
 # parts it times and keeps the others, so that times from different machines sit together.
 #
-#   scripts/build_times.sh [--out OUT] [PART ...]   # PARTs: first first4 second ci
+#   scripts/build_times.sh [--out OUT] [--logs DIR] [PART ...]   # PARTs: first first4 second ci
 #                                                    # (default: first first4 second)
+#
+# Each part's whole output goes to DIR/build_times_PART.log as it runs (DIR: build/ of this
+# tree by default), so that a run cut short still shows where its time went.
 #
 # REDUCTION_COMMIT names the commit where the tree is not a git checkout.
 # Without a GPU, reduce_all's run is left out of the first command's time (and said so), and
@@ -17,10 +20,12 @@ cd "$(dirname "$0")/.."
 name=$(basename "$0")
 
 out=docs/results/build_times.txt
+logs=build
 parts=()
 while [[ $# -gt 0 ]]; do
     case $1 in
         --out) out=${2:?--out needs a file}; shift ;;
+        --logs) logs=${2:?--logs needs a folder}; shift ;;
         first|first4|second|ci) parts+=("$1") ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "$name: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -51,11 +56,11 @@ fresh_copy() {
 
 now() { date +%s.%N; }
 seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
-# Runs a step in the copy ($copy), output into $copy/build_times.log; stops the part on failure.
+# Runs a step in the copy ($copy), output into $log; stops the part on failure.
 step() {
-    echo "\$ $*" >>"$copy/build_times.log"
-    if ! (cd "$copy" && "${pin[@]}" "$@") >>"$copy/build_times.log" 2>&1; then
-        tail -30 "$copy/build_times.log" >&2
+    echo "\$ $*" >>"$log"
+    if ! (cd "$copy" && "${pin[@]}" "$@") >>"$log" 2>&1; then
+        tail -30 "$log" >&2
         echo "$name: failed: $* (in $copy)" >&2
         return 1
     fi
@@ -65,6 +70,9 @@ step() {
 time_part() {
     local part=$1 label cores t0 t1 t2 t3 detail run_note=""
     copy=$(fresh_copy)
+    mkdir -p "$logs"
+    log=$(realpath "$logs")/build_times_$part.log
+    : >"$log"
     pin=()
     cores=$(nproc)
     case $part in
@@ -100,12 +108,12 @@ time_part() {
             step ctest --preset release
             t3=$(now)
             detail="configure $(seconds "$t0" "$t1") + build $(seconds "$t1" "$t2") + ctest $(seconds "$t2" "$t3"):"
-            detail+=" $(grep -E '^[0-9]+% tests passed' "$copy/build_times.log" | tail -1)" ;;
+            detail+=" $(grep -E '^[0-9]+% tests passed' "$log" | tail -1)" ;;
         ci)
             step env CI=true bash .ci/run
             t3=$(now)
             detail="the README's test command, then ctest --preset classroom:"
-            detail+=" $(grep -E '^[0-9]+% tests passed' "$copy/build_times.log" | paste -sd';' | sed 's/;/; then /')" ;;
+            detail+=" $(grep -E '^[0-9]+% tests passed' "$log" | paste -sd';' | sed 's/;/; then /')" ;;
     esac
     local line
     local archs="CUDAARCHS ${CUDAARCHS:-unset}"
@@ -114,8 +122,6 @@ time_part() {
     line+=" | commit $commit | $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "$line" >&2
     lines+=("$part|$line")
-    mkdir -p "$source_dir/build"
-    mv "$copy/build_times.log" "$source_dir/build/build_times_$part.log"  # the whole output, kept
     rm -rf "$copy"
 }
 

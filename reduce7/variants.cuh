@@ -231,8 +231,9 @@ void dispatch_loads_in_flight(int loads, F&& f) {
 // in every block, 7% slower than atomic at float 2^30 on this 512 x 8 one-shot grid. At 2^25
 // the resident grid read faster, at 2^27 the large tile did, at 2^26 they were level or split
 // by method: eight waves (2^27 and up on 132 SMs) is a choice between them. With atomic
-// the large tile read 0.8% above the resident grid at int 2^30 and 0.4% at 2^28, and a
-// little below packed on it (docs/results/reduce7_atomic_ac135d7/).
+// (one H200, three rounds, back to back) the large tile read 0.8% above the resident grid at
+// int 2^30 and 0.4% at 2^28, level at 2^27, and a little below packed on it
+// (docs/results/reduce7_atomic_ac135d7/).
 enum class Grid { Auto, Resident, OneShot };
 constexpr std::string_view kGridChoices[] = {"auto", "resident", "one-shot"};  // in the order of enum Grid
 constexpr Variant kGrid = {

@@ -69,10 +69,6 @@ step() {
 # One part: its line, "LABEL: TOTAL s = ... | machine | CUDAARCHS | commit | date".
 time_part() {
     local part=$1 label cores t0 t1 t2 t3 detail run_note=""
-    copy=$(fresh_copy)
-    mkdir -p "$logs"
-    log=$(realpath "$logs")/build_times_$part.log
-    : >"$log"
     pin=()
     cores=$(nproc)
     case $part in
@@ -85,6 +81,10 @@ time_part() {
         second) label="command 2, all $cores cores" ;;
         ci) label=".ci/run, all $cores cores" ;;
     esac
+    copy=$(fresh_copy)
+    mkdir -p "$logs"
+    log=$(realpath "$logs")/build_times_$part.log
+    : >"$log"
     echo "== $label (in $copy)" >&2
     t0=$(now)
     case $part in

@@ -3,14 +3,24 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "device_buffer.h"
 #include "input.h"
 #include "stage.h"
 #include "verify.h"
+
+// A choice on the command line as part of a test's name, which takes letters, digits and
+// '_' only: "one-shot" -> "one_shot".
+inline std::string name_part(std::string_view choice) {
+    std::string part(choice);
+    std::replace(part.begin(), part.end(), '-', '_');
+    return part;
+}
 
 // Empty when a CUDA device is usable, else why not (no driver, no device, ...).
 const std::string& gpu_unavailable_reason();

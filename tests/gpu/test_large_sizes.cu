@@ -53,12 +53,8 @@ std::vector<LargeCase> large_cases() {
 
 std::string case_name(const testing::TestParamInfo<LargeCase>& info) {
     const LargeCase& c = info.param;
-    std::string grid;  // "one-shot" -> "oneshot": a test's name is letters, digits and '_'
-    for (char ch : c.grid) {
-        if (ch != '-') grid += ch;
-    }
     return std::string(c.stage->name) + "_" + std::string(type_name(c.type)) + "_n" + std::to_string(c.n) +
-           (grid.empty() ? "" : "_grid_" + grid);
+           (c.grid.empty() ? "" : "_grid_" + name_part(c.grid));
 }
 
 // One large input at a time: the tests of one (n, type) share it, and it is freed before

@@ -71,12 +71,7 @@ std::vector<VariantCase> variant_cases(bool misaligned) {
 
 std::string case_name(const testing::TestParamInfo<VariantCase>& info) {
     const VariantCase& c = info.param;
-    std::string finish = c.finish, grid = c.grid;  // a test's name takes no '-'
-    for (std::string* name : {&finish, &grid}) {
-        for (char& ch : *name) {
-            if (ch == '-') ch = '_';
-        }
-    }
+    const std::string finish = name_part(c.finish), grid = name_part(c.grid);
     return std::string(type_name(c.type)) + "_vec" + std::to_string(c.vec) + "_" + finish + "_block" +
            std::to_string(c.block) + "_n" + std::to_string(c.n) + "_offset" + std::to_string(c.offset) +
            (c.loads == "4" ? "" : "_loads" + c.loads) + (grid.empty() ? "" : "_grid_" + grid);

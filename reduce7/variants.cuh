@@ -218,8 +218,8 @@ void dispatch_loads_in_flight(int loads, F&& f) {
 // --grid: how many blocks, and how the tiles are shared among them. resident (reduce6's
 // grid): no more blocks than fit on the GPU at once, each striding over the tiles. one-shot:
 // one block per tile, each reading its tile once, the hardware's block scheduler starting
-// the next block wherever a slot frees. auto (the default): resident, except int with an
-// order-free finish (packed, atomic) at block 512 and 16-byte loads on an input of at least
+// the next block wherever a slot frees. auto (the default): resident, except int or float with
+// an order-free finish (packed, int only; atomic) at block 512 and 16-byte loads on an input of at least
 // eight waves of 64 KiB tiles: there one block per 64 KiB tile (8 loads a thread, the large
 // tile below). Labelled "grid=resident" or "grid=one-shot" when chosen; --variants leaves it
 // at the choice given. Why (docs/07-shuffles-vectors.md, Going deeper; H200s,
@@ -233,7 +233,9 @@ void dispatch_loads_in_flight(int loads, F&& f) {
 // by method: eight waves (2^27 and up on 132 SMs) is a choice between them. With atomic
 // (one H200, three rounds, back to back) the large tile read 0.8% above the resident grid at
 // int 2^30 and 0.4% at 2^28, level at 2^27, and a little below packed on it
-// (docs/results/reduce7_atomic_ac135d7/).
+// (docs/results/reduce7_atomic_ac135d7/); at float 2^30 and 2^28 0.5 and 0.3% above it, while
+// two-pass and pdl on it read level at 2^30 and 0.2% below at 2^28 (another H200, both
+// methods, docs/results/reduce7_float_large_54de28d/).
 enum class Grid { Auto, Resident, OneShot };
 constexpr std::string_view kGridChoices[] = {"auto", "resident", "one-shot"};  // in the order of enum Grid
 constexpr Variant kGrid = {
@@ -242,22 +244,25 @@ constexpr Variant kGrid = {
     .choices = kGridChoices,
     .help = "auto | resident | one-shot (resident: no more blocks than fit at once, each\n"
             "striding over the tiles, as reduce6; one-shot: one block per tile; default auto:\n"
-            "resident, but for int's packed and atomic finishes at block 512 with 16-byte\n"
-            "loads, from eight waves of 64 KiB tiles, one block per 64 KiB tile of 8 loads\n"
-            "a thread; --loads 4, the only value at block 512, does not prevent it;\n"
-            "--grid resident does)",
+            "resident, but for the packed (int) and atomic (int, float) finishes at block 512\n"
+            "with 16-byte loads, from eight waves of 64 KiB tiles, one block per 64 KiB tile\n"
+            "of 8 loads a thread; --loads 4, the only value at block 512, does not prevent\n"
+            "it; --grid resident does)",
     .default_choice = "auto",
     .timed_by_variants = false,
 };
 
-// --grid auto's large tile: 8 loads a thread at block 512 (64 KiB), for int and 16-byte loads.
+// --grid auto's large tile: 8 loads a thread at block 512 (64 KiB), for int and float (the
+// types it was timed with; double was not) and 16-byte loads.
 constexpr int kLargeTileLoads = 8;
 template <typename T, unsigned BLOCK, int VEC, int... LOADS>
 constexpr bool has_large_tile() {
-    return std::is_same_v<T, int> && BLOCK == 512 && VEC * sizeof(T) == 16 && sizeof...(LOADS) == 0;
+    return (std::is_same_v<T, int> || std::is_same_v<T, float>) && BLOCK == 512 && VEC * sizeof(T) == 16 &&
+           sizeof...(LOADS) == 0;
 }
 // Whether --grid auto takes the large tile: the finish is packed or atomic (one add a block;
-// last-block releases in every block, and two-pass and pdl were not timed on this grid), and
+// last-block releases in every block; two-pass and pdl read level with or below the resident
+// grid on it: docs/results/reduce7_float_large_54de28d/), and
 // the one-shot grid of large tiles is at least eight waves of the blocks that fit at once
 // (`resident_large()` counts them; asked only when the rest holds).
 template <typename ResidentLarge>

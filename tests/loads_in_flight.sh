@@ -6,7 +6,7 @@
 # ptxas issued 4 of 8 or 16 (reduce7/variants.cuh); with the last-block finish inlined, its
 # loop over a group's partials made it issue 3 of the default's 4 (reduce7/kernel.cu;
 # docs/results/reduce7_groups_8541399/x2/loads_before_use_inline.txt).
-# --grid auto's large tile (int, block 512, 8 loads at 32 registers) is a rolling window:
+# --grid auto's large tile (int and float, block 512, 8 loads at 32 registers) is a rolling window:
 # more than the default's 4 issued before the first use, and fewer than all 8 (5 in the sm_90
 # build at 98e9e0d).
 #
@@ -40,12 +40,14 @@ for type in int float; do
         fi
     done
 done
-if count "shuffle_vector_single_pass<512u, 4, int, 8>("; then
-    if [[ -n $got && $got -gt 4 && $got -lt 8 ]]; then
-        echo "ok: int --grid auto's large tile (block 512, 8 loads): $got loads before the first use (more than 4, fewer than 8)"
-    else
-        echo "FAILED: int --grid auto's large tile: '$got' loads before the first use, not 5 to 7 ($line)"
-        failed=1
+for type in int float; do
+    if count "shuffle_vector_single_pass<512u, 4, $type, 8>("; then
+        if [[ -n $got && $got -gt 4 && $got -lt 8 ]]; then
+            echo "ok: $type --grid auto's large tile (block 512, 8 loads): $got loads before the first use (more than 4, fewer than 8)"
+        else
+            echo "FAILED: $type --grid auto's large tile: '$got' loads before the first use, not 5 to 7 ($line)"
+            failed=1
+        fi
     fi
-fi
+done
 exit $failed

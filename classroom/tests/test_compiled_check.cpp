@@ -278,8 +278,14 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
     const std::vector<std::pair<std::string, std::vector<std::string>>> reviewed = {
         {"24-ident-directive-writes-assembly-that-captures-nvccs-atexit.cu",
          {"a directive line ('#ident", "a symbol with a plain name, 'atexit'"}},
+        // The file's .reloc sits at 0xde of the registration function, where GCC 12.2 puts
+        // the tail call of atexit: there it is also a second relocation at one place. GCC 13.3
+        // (the lent H200s') lays the function out otherwise and 0xde is no relocation's place;
+        // both report the call to the file's function, and the attack above ("a second
+        // relocation at a call") checks the place rule on any compiler.
         {"25-ident-directive-adds-a-relocation-that-retargets-nvccs-atexit.cu",
-         {"a directive line ('#ident", "two relocations at one place"}},
+         {"a directive line ('#ident",
+          "a call from nvcc's registration function to '_ZN16reduce4_settings11at_start_upEPFvvE'"}},
         {"26-location-macro-section-string-weakrefs-nvccs-atexit.cu",
          {"a string in an attribute", "a call from nvcc's registration function"}},
         {"27-align-macro-with-unbalanced-argument-adds-a-section-string.cu",

@@ -2,9 +2,10 @@
 // only) at every size and
 // block, and its scalar head and tail: input pointers 1, 2 and 3 elements past a 16-byte
 // boundary; --loads 1|2|4|8|16 at the default width and finish; --grid resident|one-shot
-// under every finish; and --grid auto's large tile (int, block 512) around where it starts.
+// under every finish; and --grid auto's large tile (int and float, block 512) around where it starts.
 #include <cuda_runtime.h>
 
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -145,29 +146,31 @@ std::vector<VariantCase> grid_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Reduce7Grid, Reduce7Variant, testing::ValuesIn(grid_cases()), case_name);
 
-// --grid auto (the default): int at block 512 with the packed or atomic finish takes 8 loads
-// a thread and one block per 64 KiB tile from eight waves of those tiles (reduce7/variants.cuh).
+// --grid auto (the default): int and float at block 512 with an order-free finish (packed, int
+// only; atomic) take 8 loads a thread and one block per 64 KiB tile from eight waves of those
+// tiles (reduce7/variants.cuh).
 // The sizes come from this GPU's SMs and threads per SM / 512 blocks an SM, which the
 // launcher's occupancy query gives for the large tile when its registers allow (4 on sm_90:
 // Nsight's launch__occupancy_limit_registers in docs/results/reduce7_auto_4022ebb/a4/):
 // a tile short of the start (the resident grid), one element short (the large tile, the last
 // one short by an element), and 512 vectors and one element into a new tile, each aligned and
-// with a misaligned head; every sum exact, and the resident grid named at the same sizes.
+// with a misaligned head; every sum exact (the inputs are +-1, so float's too), and the
+// resident grid named at the same sizes.
 // Were the sizes to miss the decision this test could not tell, since both kernels sum
 // exactly: tests/host/test_reduce7_grid.cu checks the decision. (test_large_sizes.cu runs
-// the large tile at 2^31 + 3 and 2^32 + 5.)
-TEST(Reduce7AutoGrid, LargeIntTileIsExactAroundWhereItStarts) {
-    SKIP_WITHOUT_GPU();
+// int's large tile at 2^31 + 3 and 2^32 + 5.)
+template <typename T>
+void check_around_the_large_tile(std::initializer_list<std::string_view> finishes) {
     int device = 0, sms = 0, threads_per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
-    const std::size_t tile = 512 * 8 * 4;  // ints: 512 threads x 8 loads x int4
+    const std::size_t tile = 512 * 8 * (16 / sizeof(T));  // 512 threads x 8 loads x 16 bytes
     const std::size_t starts = 8 * std::size_t(sms) * std::size_t(threads_per_sm / 512) * tile;
     for (std::size_t n : {starts - tile, starts - 1, starts + 4 * 512 + 1}) {
         for (std::size_t offset : {0, 3}) {
-            const TestInput<int> input = test_input<int>(n, offset);
-            for (std::string_view finish : {"packed", "atomic"}) {
+            const TestInput<T> input = test_input<T>(n, offset);
+            for (std::string_view finish : finishes) {
                 for (std::string_view grid : {"auto", "resident"}) {
                     RunConfig config;
                     config.block = 512;
@@ -180,6 +183,16 @@ TEST(Reduce7AutoGrid, LargeIntTileIsExactAroundWhereItStarts) {
             }
         }
     }
+}
+
+TEST(Reduce7AutoGrid, LargeIntTileIsExactAroundWhereItStarts) {
+    SKIP_WITHOUT_GPU();
+    check_around_the_large_tile<int>({"packed", "atomic"});
+}
+
+TEST(Reduce7AutoGrid, LargeFloatTileIsExactAroundWhereItStarts) {
+    SKIP_WITHOUT_GPU();
+    check_around_the_large_tile<float>({"atomic"});
 }
 
 }  // namespace

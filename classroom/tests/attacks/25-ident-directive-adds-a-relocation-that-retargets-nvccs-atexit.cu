@@ -3,7 +3,7 @@
 // so that no rule on the object's symbol names can see it. The assembly adds one
 // relocation to nvcc's registration function with the `.reloc` directive: at the
 // displacement of its last instruction, the tail jump to atexit(__cudaUnregisterBinaryUtil)
-// (offset 0xde of _ZL24__sti____cudaRegisterAllv with the tree's flags and this nvcc: read
+// (offset 0xde of _ZL24__sti____cudaRegisterAllv with the tree's flags, this nvcc and GCC 12.2: read
 // off `objdump -dr` of one's own compile), an R_X86_64_PLT32 to a C++ function of this file.
 // The compiler's own relocation (to atexit) stays, first in .rela.text.startup; ours comes
 // after it at the same offset, and ld, which writes a RELA relocation's value rather than

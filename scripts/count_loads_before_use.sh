@@ -7,6 +7,10 @@
 #   scripts/count_loads_before_use.sh BINARY KERNEL-SUBSTRING [--arch sm_90] [--all] [--show]
 #   scripts/count_loads_before_use.sh build/release/bin/reduce7 'shuffle_vector_single_pass<256u, 4, int, 8>('
 #
+# BINARY may also be a file ending in .sass that holds `cuobjdump -sass` output (--arch is
+# then the dump's): dumping a binary of many kernels takes seconds, so a caller that counts
+# several kernels (tests/loads_in_flight.sh) dumps it once.
+#
 # Why it matters: the source of reduce7 --loads 8 issues 8 loads, then adds. But ptxas
 # schedules the machine code, not the source: it may hoist an add above the later loads
 # (to reuse the first load's registers and keep the register count, so the occupancy,
@@ -45,12 +49,17 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ -f $binary ]] || { echo "count_loads_before_use.sh: $binary not found: build first" >&2; exit 3; }
-command -v cuobjdump >/dev/null || { echo "count_loads_before_use.sh: cuobjdump not found (CUDA Toolkit, or pip's nvidia-cuda-cuobjdump)" >&2; exit 3; }
+if [[ $binary == *.sass ]]; then
+    sass() { cat "$binary"; }
+else
+    command -v cuobjdump >/dev/null || { echo "count_loads_before_use.sh: cuobjdump not found (CUDA Toolkit, or pip's nvidia-cuda-cuobjdump)" >&2; exit 3; }
+    sass() { cuobjdump -sass "${arch[@]}" "$binary"; }
+fi
 demangle="cat"
 command -v cu++filt >/dev/null && demangle=cu++filt
 command -v c++filt >/dev/null && demangle=c++filt
 
-cuobjdump -sass "${arch[@]}" "$binary" | $demangle | awk -v want="$want" -v all="$all" -v show="$show" '
+sass | $demangle | awk -v want="$want" -v all="$all" -v show="$show" '
     # The registers an operand list reads: "R4", "R4.reuse", "-R5", "|R6|", "[R28.64+0x10]".
     # A ".64" operand is a register pair (R28.64 = R28, R29). Not "UR12" (a uniform
     # register) nor "SR_TID" (a special one): an R after no letter.

@@ -11,18 +11,22 @@
 # build at 98e9e0d).
 #
 #   tests/loads_in_flight.sh BINARY REPOSITORY
-# Skips (a line starting "SKIPPED:") without cuobjdump or without sm_90 code in BINARY.
+# Skips (a line starting "SKIPPED:") without cuobjdump or without sm_90 code in BINARY. The
+# sm_90 SASS is dumped once and every count reads the dump (each dump of reduce7 takes seconds).
 set -uo pipefail
 binary=$1
 repo=$2
 command -v cuobjdump >/dev/null || { echo "SKIPPED: cuobjdump not found (CUDA Toolkit, or pip's nvidia-cuda-cuobjdump)"; exit 0; }
 elves=$(cuobjdump -lelf "$binary" 2>/dev/null)
 [[ $elves == *sm_90* ]] || { echo "SKIPPED: $binary has no sm_90 code (configure with CUDAARCHS including 90)"; exit 0; }
+sass=$(mktemp --suffix=.sass)
+trap 'rm -f "$sass"' EXIT
+cuobjdump -sass --gpu-architecture sm_90 "$binary" >"$sass" || { echo "FAILED: cuobjdump -sass of $binary"; exit 1; }
 failed=0
 # count KERNEL: sets `line` to the script's before_first_use line for KERNEL and `got` to its
 # count; on no count, says so and returns 1.
 count() {
-    line=$("$repo/scripts/count_loads_before_use.sh" "$binary" "$1" --arch sm_90 | grep before_first_use) || {
+    line=$("$repo/scripts/count_loads_before_use.sh" "$sass" "$1" | grep before_first_use) || {
         echo "FAILED: no SASS count for $1"; failed=1; return 1; }
     got=$(sed -n 's/.*before_first_use=\([0-9]*\).*/\1/p' <<<"$line")
 }

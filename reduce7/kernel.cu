@@ -211,7 +211,7 @@ void launch(const T* in, std::size_t n, T* out, void* workspace, const RunConfig
     const Finish finish = supported_finish<T>(config);
     const Grid grid = chosen_as<Grid, T>(kGrid, config);
     dispatch_shape<T>(config, [&]<unsigned BLOCK, int VEC, int... LOADS>(Block<BLOCK>, Vec<VEC>, Loads<LOADS...>) {
-        if constexpr (has_large_tile<T, BLOCK, VEC, LOADS...>()) {  // --grid auto on a large int input (variants.cuh)
+        if constexpr (has_large_tile<T, BLOCK, VEC, LOADS...>()) {  // --grid auto on a large int or float input (variants.cuh)
             const auto large = shuffle_vector_single_pass<BLOCK, VEC, T, kLargeTileLoads>;
             if (grid == Grid::Auto && large_tile_pays(finish, ceil_div(n, tile_elements<BLOCK, VEC, kLargeTileLoads>()),
                                                       [&] { return resident_blocks(large, BLOCK, 0); })) {

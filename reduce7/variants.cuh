@@ -234,7 +234,8 @@ void dispatch_loads_in_flight(int loads, F&& f) {
 // (one H200, three rounds, back to back) the large tile read 0.8% above the resident grid at
 // int 2^30 and 0.4% at 2^28, level at 2^27, and a little below packed on it
 // (docs/results/reduce7_atomic_ac135d7/); at float 2^30 and 2^28 0.5 and 0.3% above it, while
-// two-pass and pdl on it read level at 2^30 and 0.2% below at 2^28 (another H200, both
+// float's two-pass and pdl on it read level or a little below at 2^30 and 0.2-0.3% below at
+// 2^28, and int's pdl 0.06% below at 2^30 (int's two-pass not timed; another H200, both
 // methods, docs/results/reduce7_float_large_54de28d/).
 enum class Grid { Auto, Resident, OneShot };
 constexpr std::string_view kGridChoices[] = {"auto", "resident", "one-shot"};  // in the order of enum Grid
@@ -261,8 +262,9 @@ constexpr bool has_large_tile() {
            sizeof...(LOADS) == 0;
 }
 // Whether --grid auto takes the large tile: the finish is packed or atomic (one add a block;
-// last-block releases in every block; two-pass and pdl read level with or below the resident
-// grid on it: docs/results/reduce7_float_large_54de28d/), and
+// last-block releases in every block; float's two-pass and pdl and int's pdl read level with
+// or below the resident grid on it, int's two-pass was not timed:
+// docs/results/reduce7_float_large_54de28d/), and
 // the one-shot grid of large tiles is at least eight waves of the blocks that fit at once
 // (`resident_large()` counts them; asked only when the rest holds).
 template <typename ResidentLarge>

@@ -7,8 +7,9 @@
 # loop over a group's partials made it issue 3 of the default's 4 (reduce7/kernel.cu;
 # docs/results/reduce7_groups_8541399/x2/loads_before_use_inline.txt).
 # --grid auto's large tile (int and float, block 512, 8 loads at 32 registers) is a rolling window:
-# more than the default's 4 issued before the first use, and fewer than all 8 (5 in the sm_90
-# build at 98e9e0d).
+# more than the default's 4 issued before the first use, and fewer than all 8 (5 for int in
+# the sm_90 build at 98e9e0d, 5 for float at feeb3f6:
+# docs/results/reduce7_float_large_54de28d/sass_large_tile.txt).
 #
 #   tests/loads_in_flight.sh BINARY REPOSITORY
 # Skips (a line starting "SKIPPED:") without cuobjdump or without sm_90 code in BINARY. The

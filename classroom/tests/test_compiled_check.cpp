@@ -164,6 +164,26 @@ struct Attack {
     const char* reason;  // part of the refusal
 };
 
+// Whether this compiler puts the registration function's call of atexit (its relocation in
+// .rela.text.startup) `offset` bytes into the function, as review13/25 assumes: readelf's
+// "  NN: VALUE SIZE FUNC LOCAL DEFAULT NDX _ZL24__sti____cudaRegisterAllv" and, under
+// "Relocation section '.rela.text.startup'", "OFFSET INFO R_X86_64_PLT32 VALUE atexit - 4".
+bool atexit_call_at(const Compiled& c, unsigned long offset) {
+    static const std::regex function(R"(^\s*\d+:\s+([0-9a-f]+)\s+\d+\s+FUNC\s.*\s_ZL24__sti____cudaRegisterAllv$)");
+    static const std::regex call(R"(^([0-9a-f]+)\s+[0-9a-f]+\s+R_X86_64_PLT32\s+[0-9a-f]+\s+atexit\b)");
+    std::istringstream lines(c.files.elf_tables);
+    long start = -1;
+    bool in_startup = false;
+    std::vector<unsigned long> calls;
+    for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, function)) start = static_cast<long>(std::stoul(m.str(1), nullptr, 16));
+        if (line.rfind("Relocation section", 0) == 0) in_startup = line.find("'.rela.text.startup'") != std::string::npos;
+        if (in_startup && std::regex_search(line, m, call)) calls.push_back(std::stoul(m.str(1), nullptr, 16));
+    }
+    return start >= 0 && std::find(calls.begin(), calls.end(), static_cast<unsigned long>(start) + offset) != calls.end();
+}
+
 TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
     if (!have_compile_commands()) GTEST_SKIP() << "no compile_commands.json in " << kBuild;
     const std::string reference = read_file(kRepo / "reduce4/kernel.cu");
@@ -279,10 +299,11 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         {"24-ident-directive-writes-assembly-that-captures-nvccs-atexit.cu",
          {"a directive line ('#ident", "a symbol with a plain name, 'atexit'"}},
         // The file's .reloc sits at 0xde of the registration function, where GCC 12.2 puts
-        // the tail call of atexit: there it is also a second relocation at one place. GCC 13.3
-        // (the lent H200s') lays the function out otherwise and 0xde is no relocation's place;
-        // both report the call to the file's function, and the attack above ("a second
-        // relocation at a call") checks the place rule on any compiler.
+        // the tail call of atexit: there it is also a second relocation at one place (expected
+        // below where the file's object has nvcc's call of atexit there). GCC 13.3 (the lent H200s') lays
+        // the function out otherwise and 0xde is no relocation's place; both report the call to
+        // the file's function, and the attack above ("a second relocation at a call") checks
+        // the place rule on any compiler.
         {"25-ident-directive-adds-a-relocation-that-retargets-nvccs-atexit.cu",
          {"a directive line ('#ident",
           "a call from nvcc's registration function to '_ZN16reduce4_settings11at_start_upEPFvvE'"}},
@@ -318,6 +339,9 @@ TEST(CompiledCheck, RefusesWhatTheTextCannotShow) {
         ASSERT_EQ(c.error, "") << file;
         const std::string problems = joined(checked(c, 4, instructor));
         for (const std::string& reason : reasons) EXPECT_NE(problems.find(reason), std::string::npos) << file << ":\n" << problems;
+        if (file.rfind("25-", 0) == 0 && atexit_call_at(c, 0xde)) {
+            EXPECT_NE(problems.find("two relocations at one place"), std::string::npos) << file << ":\n" << problems;
+        }
     }
     const Compiled& clocked = compiled.back();
     ASSERT_EQ(clocked.error, "");

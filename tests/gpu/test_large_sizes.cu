@@ -1,4 +1,5 @@
-// Sizes past 2^31 and 2^32: every stage, int and float, summed exactly.
+// Sizes past 2^31 and 2^32: every stage, int and float, summed exactly, at its defaults and
+// with each other choice of its --grid and --finish.
 //
 // 2^31 + 3 is the first size whose element indices do not fit an int; 2^32 + 5 the first
 // whose indices do not fit an unsigned either, so a kernel or launcher that computes an
@@ -8,11 +9,14 @@
 // A test is skipped, with the bytes it needs and the bytes free, on a GPU too small for it.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "cuda_check.h"
 #include "device_input.h"
 #include "gpu_test.h"
 #include "report.h"
@@ -24,13 +28,19 @@ struct LargeCase {
     std::size_t n;
     ValueType type;
     const Stage* stage;
-    std::string grid = {};  // a choice of the stage's --grid other than its default, or "" (below)
+    const Variant* variant = nullptr;  // a --grid or --finish of the stage's, or nullptr: its defaults (below)
+    std::string choice = {};           // the variant's choice, other than its default for the type
 };
 
-// Every stage at its defaults; and a stage with a --grid variant (reduce7) once more on each
-// of its other grids, since the grid decides which block reads which indices: reduce7's
-// default takes one block per 64 KiB tile for int at these sizes, and --grid resident keeps
-// the grid-stride loop, whose indices past 2^31 the default no longer reaches for int.
+// The variants whose every choice runs at these sizes, one at a time: the grid decides which
+// block reads which indices, and the finish which kernel and grid run (reduce7's default takes
+// one block per 64 KiB tile for int at these sizes, and --grid resident keeps the grid-stride
+// loop, whose indices past 2^31 the default no longer reaches for int; --finish atomic takes
+// the 64 KiB tile for float too, two-pass and pdl the resident grid for both).
+constexpr std::string_view kVariantsAtLargeSizes[] = {"grid", "finish"};
+
+// Every stage at its defaults, then once more with each other choice of those variants that
+// the type can run.
 std::vector<LargeCase> large_cases() {
     std::vector<LargeCase> cases;
     for (std::size_t n : {(std::size_t{1} << 31) + 3, (std::size_t{1} << 32) + 5}) {
@@ -38,11 +48,14 @@ std::vector<LargeCase> large_cases() {
             for (const Stage* stage : all_stages()) {
                 cases.push_back({n, type, stage});
                 for (const Variant& variant : stage->variants) {
-                    if (variant.name != "grid") continue;
+                    if (std::find(std::begin(kVariantsAtLargeSizes), std::end(kVariantsAtLargeSizes), variant.name) ==
+                        std::end(kVariantsAtLargeSizes)) {
+                        continue;
+                    }
                     for (std::string_view choice : variant.choices) {
-                        if (choice != default_choice(variant, type)) {
-                            cases.push_back({n, type, stage, std::string(choice)});
-                        }
+                        if (choice == default_choice(variant, type)) continue;
+                        if (variant.unsupported && !variant.unsupported(choice, type).empty()) continue;
+                        cases.push_back({n, type, stage, &variant, std::string(choice)});
                     }
                 }
             }
@@ -54,7 +67,20 @@ std::vector<LargeCase> large_cases() {
 std::string case_name(const testing::TestParamInfo<LargeCase>& info) {
     const LargeCase& c = info.param;
     return std::string(c.stage->name) + "_" + std::string(type_name(c.type)) + "_n" + std::to_string(c.n) +
-           (c.grid.empty() ? "" : "_grid_" + name_part(c.grid));
+           (c.variant ? "_" + name_part(c.variant->name) + "_" + name_part(c.choice) : "");
+}
+
+// Why this GPU cannot run the case's choice (one line), or "".
+std::string unavailable_here(const LargeCase& c) {
+    if (!c.variant || !c.variant->needs_compute_capability) return "";
+    const int needs = c.variant->needs_compute_capability(c.choice);
+    int device = 0, major = 0, minor = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    if (major * 10 + minor >= needs) return "";
+    return "--" + std::string(c.variant->name) + " " + c.choice + " needs compute capability " +
+           std::to_string(needs / 10) + "." + std::to_string(needs % 10) + ": skipped";
 }
 
 // One large input at a time: the tests of one (n, type) share it, and it is freed before
@@ -100,14 +126,15 @@ void expect_exact_at_large_size(const LargeCase& c) {
     const TestInput<T> values{input->values.get(), input->expected.exact};
     RunConfig config;  // every labelled variant at its default for the type (reduce7: 16-byte loads, its finish)
     config.block = c.stage->default_block;  // reduce7: 512, where int takes --grid auto's large tile
-    if (!c.grid.empty()) config.variants = {{"grid", c.grid}};
+    if (c.variant) config.variants = {{std::string(c.variant->name), c.choice}};
     for (const SumCheck& check : run_stage_twice(*c.stage, config, values, c.n)) {
         EXPECT_TRUE(check.ok) << c.stage->name << " " << type_name(c.type) << " n=" << c.n
-                              << (c.grid.empty() ? "" : " --grid " + c.grid) << ": " << check.detail;
+                              << (c.variant ? " --" + std::string(c.variant->name) + " " + c.choice : "") << ": "
+                              << check.detail;
     }
     // At this size too, the check sees one element fewer: the same stage over the first
     // n - 1 values must fail it.
-    if (c.stage == all_stages().back() && c.grid.empty()) {
+    if (c.stage == all_stages().back() && !c.variant) {
         for (const SumCheck& check : run_stage_twice(*c.stage, config, values, c.n - 1)) {
             EXPECT_FALSE(check.ok) << c.stage->name << " n-1=" << c.n - 1 << " passed the check for n";
         }
@@ -119,6 +146,7 @@ class LargeSizeTest : public testing::TestWithParam<LargeCase> {};
 TEST_P(LargeSizeTest, SumIsExact) {
     SKIP_WITHOUT_GPU();
     const LargeCase& c = GetParam();
+    if (const std::string why = unavailable_here(c); !why.empty()) GTEST_SKIP() << why;
     with_value_type(c.type, [&](auto zero) { expect_exact_at_large_size<decltype(zero)>(c); });
 }
 

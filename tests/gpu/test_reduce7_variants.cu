@@ -158,7 +158,7 @@ INSTANTIATE_TEST_SUITE_P(Reduce7Grid, Reduce7Variant, testing::ValuesIn(grid_cas
 // resident grid named at the same sizes.
 // Were the sizes to miss the decision this test could not tell, since both kernels sum
 // exactly: tests/host/test_reduce7_grid.cu checks the decision. (test_large_sizes.cu runs
-// int's large tile at 2^31 + 3 and 2^32 + 5.)
+// the large tile at 2^31 + 3 and 2^32 + 5: int's by default, float's with --finish atomic.)
 template <typename T>
 void check_around_the_large_tile(std::initializer_list<std::string_view> finishes) {
     int device = 0, sms = 0, threads_per_sm = 0;
